@@ -131,11 +131,12 @@ def _validate_gold_row(row: Any) -> str | None:
         problem = _check_section_id(section)
         if problem:
             return problem
-    if row["citation_string"] is not None and not isinstance(row["citation_string"], str):
-        return "citation_string must be a string or null"
-    for key in ("petitioner", "respondent", "notes"):
-        if not isinstance(row[key], str):
-            return f"{key} must be a string"
+    # A party may be absent ("In Re: ..." has no respondent), hence null is allowed.
+    for key in ("citation_string", "petitioner", "respondent"):
+        if row[key] is not None and not isinstance(row[key], str):
+            return f"{key} must be a string or null"
+    if not isinstance(row["notes"], str):
+        return "notes must be a string"
     return None
 
 
@@ -341,7 +342,7 @@ def metadata_accuracy(gold: Mapping[str, Mapping[str, Any]],
         for field in ("petitioner", "respondent"):
             gold_party, pred_party = _squash(row[field]), _squash(pred(field))
             same = (gold_party or "").casefold() == (pred_party or "").casefold()
-            tallies[field].add(same and pred_party is not None, missing)
+            tallies[field].add(same and (gold_party is None) == (pred_party is None), missing)
 
     result: dict[str, Any] = {field: tally.result() for field, tally in tallies.items()}
     result["outcome"]["confusion"] = confusion
