@@ -56,6 +56,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from countercase.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
 from countercase.index.query_reduction import (
     DEFAULT_MAX_TERMS,
     LUCENE_MAX_CLAUSES,
@@ -69,11 +70,6 @@ CONTENTS_FIELD = "contents"
 FILTER_FIELD = "filters"
 FILTER_ENCODING_VERSION = 1
 
-BENCH_TYPES: tuple[str, ...] = (
-    "Single", "Division", "Three-Judge", "Larger", "Constitution", "Unknown")
-SECTION_TYPES: tuple[str, ...] = (
-    "Facts", "Issues", "Submissions", "Held", "Ratio", "Obiter", "Unknown")
-OUTCOMES: tuple[str, ...] = ("Allowed", "Dismissed", "Disposed", "Unknown")
 
 # Record keys this module writes itself; a record may not carry them.
 _RESERVED_KEYS = frozenset({FILTER_FIELD, "raw"})
