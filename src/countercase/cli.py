@@ -52,6 +52,7 @@ def ingest(
     sc_root: Optional[Path] = typer.Option(
         None, help="Local copy of the indian-supreme-court-judgments open-data bucket."),
     out: Path = typer.Option(Path("data/processed/ingest"), help="Output folder."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the counts here (JSON)."),
     timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -76,8 +77,11 @@ def ingest(
     stats = run_ingest(sources, out)
     log.info("ingested %d documents (%d pages), %d failures -> %s", stats["n_documents"],
              stats["n_pages"], stats["n_failures"], out)
+    timings = {k: v for k, v in stats.items() if "second" in k}
+    if metrics:
+        _write_json(metrics, {k: v for k, v in stats.items() if k not in timings})
     if timing:
-        _write_json(timing, {k: v for k, v in stats.items() if "second" in k or k == "pdf_pages"})
+        _write_json(timing, timings)
 
 
 @app.command()
@@ -104,6 +108,8 @@ def extract(
 @app.command("extract-eval")
 def extract_eval(
     metadata: Path = typer.Option(Path("data/processed/extract/metadata.parquet")),
+    summary: Optional[Path] = typer.Option(
+        Path("data/processed/extract/summary.json"), help="Counts of the extract stage."),
     gold: Path = typer.Option(Path("data/gold"), help="Folder of gold metadata_gold_*.jsonl."),
     rhetorical_roles: Path = typer.Option(Path("data/raw/rhetorical_roles")),
     out: Path = typer.Option(Path("metrics/extraction.json")),
@@ -115,7 +121,8 @@ def extract_eval(
     _require(metadata, "metadata file")
     _require(gold, "gold folder")
     _require(rhetorical_roles, "rhetorical-role annotations")
-    _write_json(out, evaluate_extraction(metadata, gold, rhetorical_roles,
+    _require(summary, "extract summary")
+    _write_json(out, evaluate_extraction(metadata, summary, gold, rhetorical_roles,
                                          load_params(params_path).extract))
     log.info("extraction metrics -> %s", out)
 
