@@ -127,6 +127,18 @@ def extract_eval(
     log.info("extraction metrics -> %s", out)
 
 
+@app.command()
+def paper(
+    source: Path = typer.Option(Path("paper/paper.qmd"), help="The Quarto manuscript."),
+    out: Path = typer.Option(Path("paper/_output/paper.html"), help="Rendered HTML."),
+) -> None:
+    """Render the paper from the metrics (Quarto if installed, else jupytext + nbconvert)."""
+    from countercase.paper import render_paper
+
+    _require(source, "manuscript")
+    log.info("paper rendered by %s -> %s", render_paper(source, out), out)
+
+
 def main() -> None:
     try:
         app()
