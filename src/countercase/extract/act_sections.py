@@ -1,0 +1,173 @@
+"""Statutory references in judgment text, normalised to canonical ids (``IPC-302``,
+``Constitution-Article-21``; see :mod:`countercase.acts`).
+
+Rules, in order:
+
+1. A mention is a keyword ("Section", "Sec.", "S.", "Ss.", "u/s", "Article", "Art.") followed by a
+   list of numbers ("120B, 148, 341 and 302", "301 to 307": the printed numbers only, ranges are
+   not expanded); sub-clauses ("14(1)(b)") are dropped, letter suffixes kept ("498A", "304-A").
+2. The act is the one named right after the list ("Section 302 IPC", "s. 302 of the Indian Penal
+   Code", "Section 439 Cr.P.C.", "Section 103 BNS"), or a short name the judgment defined for it
+   ("the Indian Penal Code (in short 'IPC')", "... (hereinafter 'the Code')").
+3. A list joined to the next mention by "read with", "r/w", "and" or a comma takes that
+   mention's act ("Sections 120B, 148 read with Ss. 149 and 109, IPC").
+4. Articles with no act named belong to the Constitution.
+5. Anything else (an act outside the registry, "the said Act", no act at all) is dropped, never
+   guessed: a section of the Tamil Nadu Rent Act must not become an IPC section.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from countercase.acts import ACTS, ACTS_BY_CODE, section_id
+
+# Act names as printed, by act code. Most specific first where one contains another.
+_ACT_PATTERNS: dict[str, str] = {
+    "IPC": r"I\.?\s?P\.?\s?C\.?|Indian\s+Penal\s+Code|Penal\s+Code",
+    "CrPC": r"Cr(?:l|iminal)?\.?\s?P\.?\s?C\.?|Code\s+of\s+Criminal\s+Procedure|Criminal\s+Procedure\s+Code",
+    "CPC": r"C\.\s?P\.\s?C\.?|CPC|Code\s+of\s+Civil\s+Procedure|Civil\s+Procedure\s+Code",
+    "IEA": r"(?:Indian\s+)?Evidence\s+Act",
+    "HMA": r"Hindu\s+Marriage\s+Act",
+    "IDA": r"(?:Indian\s+)?Divorce\s+Act",
+    "NIA": r"Negotiable\s+Instruments?\s+Act|N\.\s?I\.\s?Act|NI\s+Act",
+    "MVA": r"Motor\s+Vehicles?\s+Act|M\.\s?V\.\s?Act|MV\s+Act",
+    "BNSS": r"Bharatiya\s+Nagarik\s+Suraksha\s+Sanhita|BNSS",
+    "BNS": r"Bharatiya\s+Nyaya\s+Sanhita|BNS",
+    "BSA": r"Bharatiya\s+Sakshya\s+Adhiniyam|BSA",
+    "Constitution": r"Constitution(?:\s+of\s+India)?",
+}
+_ACT_ALT = "|".join(f"(?P<{code}>{pattern})" for code, pattern in _ACT_PATTERNS.items())
+_ACT_RE = re.compile(rf"(?:{_ACT_ALT})(?![A-Za-z])", re.I)
+
+_NUM = r"\d{1,4}(?:\s?-\s?[A-Z]{1,2}|[A-Z]{1,2})?(?![A-Za-z0-9])"
+_SUB = r"(?:\s?\(\s?[0-9A-Za-z]{1,5}\s?\))*"
+_SEP = r"\s*(?:,|\band\b|&|/|\bor\b|\bto\b)\s*"
+_KEYWORD = (r"(?P<kw>\bsections?\b|\bsecs?\.|\bss?\.|\bu/ss?\.?|\bunder\s+sections?\b"
+            r"|\barticles?\b|\barts?\.)")
+_MENTION = re.compile(rf"{_KEYWORD}\s*(?P<nums>{_NUM}{_SUB}(?:{_SEP}{_NUM}{_SUB})*)", re.I)
+_NUMBER = re.compile(_NUM, re.I)
+# What may stand between a number list and the act that owns it.
+_ACT_AFTER = re.compile(rf"\s*,?\s*(?:of\s+(?:the\s+)?|under\s+(?:the\s+)?|the\s+)?(?:{_ACT_ALT})(?![A-Za-z])",
+                        re.I)
+_OF_OTHER = re.compile(r"\s*,?\s*of\s+the\s+(?P<name>[A-Z][\w.()'’,\- ]{2,80}?(?:Act|Code|Rules|Order|Regulations?)\b)")
+_JOIN = re.compile(r"^\s*(?:,|\band\b|&|read\s+with|r/w\.?|with)?\s*(?:,|\band\b|&|read\s+with|r/w\.?|with)?\s*$",
+                   re.I)
+_DEFINITION = re.compile(
+    rf"(?:{_ACT_ALT})(?![A-Za-z])[^()\n]{{0,40}}\(\s*(?:in\s+short|for\s+short|hereinafter\s+"
+    r"(?:referred\s+to\s+as|called)|hereinafter)\s*[,:]?\s*(?:as\s+)?['\"‘“]+\s*(?:the\s+)?"
+    r"(?P<short>[A-Za-z.\s]{1,25}?)\s*['\"’”]+", re.I)
+
+
+class UnknownSectionError(ValueError):
+    """A section string that does not name a provision of a known act."""
+
+
+@dataclass(frozen=True)
+class SectionMention:
+    section_id: str
+    start: int
+    end: int
+    matched: str
+
+
+def _act_of(match: re.Match) -> str:
+    return next(code for code in _ACT_PATTERNS if match.group(code))
+
+
+def _clean_number(number: str) -> str:
+    return re.sub(r"[\s-]", "", number).upper()
+
+
+def _definitions(text: str) -> dict[str, str]:
+    """Short names a judgment defines for an act: {"code": "CrPC", "ipc": "IPC"}."""
+    found = {}
+    for match in _DEFINITION.finditer(text):
+        short = re.sub(r"\s+", " ", match.group("short")).strip().lower()
+        if short:
+            found[short] = _act_of(match)
+    return found
+
+
+def _defined_after(text: str, end: int, defined: dict[str, str]) -> str | None:
+    if not defined:
+        return None
+    tail = text[end:end + 40].lower()
+    match = re.match(r"\s*,?\s*(?:of\s+)?(?:the\s+)?([a-z.\s]{1,25})", tail)
+    if not match:
+        return None
+    words = match.group(1)
+    for short, code in defined.items():
+        if re.match(rf"{re.escape(short)}(?![a-z])", words):
+            return code
+    return None
+
+
+def find_sections(text: str) -> list[SectionMention]:
+    defined = _definitions(text)
+    raw: list[tuple[re.Match, str | None, bool]] = []  # (match, act, blocked by another act)
+    for match in _MENTION.finditer(text):
+        act_match = _ACT_AFTER.match(text, match.end())
+        act = _act_of(act_match) if act_match else _defined_after(text, match.end(), defined)
+        blocked = act is None and bool(_OF_OTHER.match(text, match.end()))
+        raw.append((match, act, blocked))
+    # A list joined to the next mention ("... read with Ss. 149 and 109, IPC") takes its act.
+    resolved: list[str | None] = [act for _, act, _ in raw]
+    for i in range(len(raw) - 2, -1, -1):
+        match, act, blocked = raw[i]
+        if act is None and not blocked and resolved[i + 1]:
+            if _JOIN.match(text[match.end():raw[i + 1][0].start()]):
+                resolved[i] = resolved[i + 1]
+    mentions = []
+    for (match, _, blocked), act in zip(raw, resolved):
+        is_article = match.group("kw").lower().startswith("art")
+        if act is None and is_article and not blocked:
+            act = "Constitution"
+        if act is None:
+            continue
+        if is_article != (ACTS_BY_CODE[act].unit == "Article"):
+            continue  # "Article 5 of the IPC" or "Section 21 of the Constitution": not ours
+        for number in _NUMBER.findall(match.group("nums")):
+            mentions.append(SectionMention(section_id(act, _clean_number(number)), match.start(),
+                                           match.end(), match.group(0)))
+    return mentions
+
+
+_ORDER = {act.code: i for i, act in enumerate(ACTS)}
+
+
+def sort_key(canonical: str) -> tuple:
+    code, _, rest = canonical.partition("-")
+    number = rest.removeprefix("Article-")
+    digits = re.match(r"\d+", number)
+    return (_ORDER.get(code, 99), int(digits.group()) if digits else 10**9, number)
+
+
+def normalise_sections(text: str) -> list[str]:
+    return sorted({m.section_id for m in find_sections(text)}, key=sort_key)
+
+
+_USER_ID = re.compile(r"^(?P<code>[A-Za-z]+)-(?:Article-)?(?P<num>\d{1,4}[A-Za-z]{0,2})$")
+
+
+def parse_section_id(value: str) -> str:
+    """A user's section string ("IPC 302", "ipc-302", "Section 302 IPC", "Art. 21") -> canonical id."""
+    text = (value or "").strip()
+    if not text:
+        raise UnknownSectionError("empty section id: give e.g. 'IPC-302' or 'Constitution-Article-21'")
+    by_lower = {code.lower(): code for code in ACTS_BY_CODE}
+    match = _USER_ID.match(text)
+    if match and match.group("code").lower() in by_lower:
+        return section_id(by_lower[match.group("code").lower()], match.group("num"))
+    compact = re.match(r"^(?P<code>[A-Za-z.]+)\s*(?P<num>\d{1,4}[A-Za-z]{0,2})$", text)
+    if compact:
+        act = _ACT_RE.fullmatch(compact.group("code"))
+        if act:
+            return section_id(_act_of(act), compact.group("num"))
+    mentions = find_sections(text if re.match(r"(?i)\s*(?:s|sec|section|art|article)", text)
+                             else f"Section {text}")
+    if len(mentions) == 1 and mentions[0].end >= len(text.rstrip(". ")) - 40:
+        return mentions[0].section_id
+    raise UnknownSectionError(f"unknown section id {value!r}: expected an act of "
+                              f"{', '.join(ACTS_BY_CODE)} and a number, e.g. 'IPC-302'")
