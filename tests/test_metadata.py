@@ -1,0 +1,95 @@
+"""Metadata of real judgments: AILA text headers, Supreme Court PDFs, outcomes, record links."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tarfile
+
+import pytest
+
+from countercase.extract.metadata import extract_metadata, parse_date
+from countercase.extract.sc_records import ScIndex, load_sc_index, record_judges
+from countercase.ingest.pdf import read_pdf
+from countercase.ingest.text import text_document
+
+
+@pytest.fixture(scope="module")
+def aila_docs(raw_dir):
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        return {name: text_document(name, archive.extractfile(f"Object_casedocs/{name}.txt").read(),
+                                    name) for name in ("C1", "C10", "C500")}
+
+
+@pytest.fixture(scope="module")
+def sc_index(raw_dir):
+    return load_sc_index(raw_dir / "sc_metadata/raw")
+
+
+def test_aila_header_fields_come_from_the_header_lines(aila_docs):
+    doc = aila_docs["C1"]
+    lines = doc.text.splitlines()
+    meta = extract_metadata(doc)
+    assert meta.date == "1973-09-26" and meta.year == 1973 and meta.month == 9
+    assert f"{meta.petitioner} v {meta.respondent}" == lines[0].strip()
+    assert meta.author_judge == "A. Alagiriswami"
+    assert meta.case_id == "Writ Petition 117/1973"
+    assert meta.bench_type == "Unknown" and meta.bench_size is None  # the text names the author only
+
+
+def test_outcome_is_read_from_the_final_order(aila_docs):
+    assert aila_docs["C10"].text.rstrip().endswith("Petition dismissed")
+    assert extract_metadata(aila_docs["C10"]).outcome_label == "Dismissed"
+
+
+def test_sections_cited_in_the_judgment(aila_docs):
+    meta = extract_metadata(aila_docs["C500"])
+    assert "IPC-302" in meta.act_sections and "IPC-149" in meta.act_sections
+
+
+def test_supreme_court_pdf_judges_date_parties(pdf_dir):
+    doc = read_pdf(pdf_dir / "judgment_01.pdf", "judgment_01.pdf", "judgment_01")
+    meta = extract_metadata(doc)
+    tail = doc.text[-600:]
+    assert "(A.K. SIKRI)" in tail and "(ASHOK BHUSHAN)" in tail and "APRIL 10, 2018" in tail
+    assert [n.upper() for n in meta.judge_names] == ["A.K. SIKRI", "ASHOK BHUSHAN"]
+    assert meta.bench_size == 2 and meta.bench_type == "Division"
+    assert meta.date == "2018-04-10"
+    assert meta.outcome_label == "Dismissed"  # "all these appeals are dismissed with costs"
+    assert meta.respondent.startswith("S.N. RAJ KUMAR")
+
+
+def test_dates_in_the_layouts_seen():
+    assert parse_date("26 September 1973") == dt.date(1973, 9, 26)
+    assert parse_date("NEW DELHI;\nAPRIL 10, 2018.") == dt.date(2018, 4, 10)
+    assert parse_date("Decided On: 13.04.2007") == dt.date(2007, 4, 13)
+    assert parse_date("no date here") is None
+
+
+def test_records_link_only_on_date_and_parties(sc_index):
+    record = next(r for day in sorted(sc_index.by_date) for r in sc_index.by_date[day]
+                  if r.get("pet") and r.get("res") and r.get("bench"))
+    day = dt.datetime.strptime(record["judgment_dates"], "%d-%m-%Y").date()
+    assert sc_index.match(day, record["pet"], record["res"]) is record
+    assert sc_index.match(day + dt.timedelta(days=1), record["pet"], record["res"]) is not record
+    assert sc_index.match(day, "Zzyzx Qwerty", "Xylophone Quux") is None
+
+
+def test_ambiguous_links_are_refused():
+    twins = [{"judgment_dates": "01-02-2011", "pet": "RAM KUMAR", "res": "STATE OF BIHAR",
+              "bench": "A, B"}, {"judgment_dates": "01-02-2011", "pet": "RAM KUMAR",
+                                 "res": "STATE OF BIHAR", "bench": "C, D"}]
+    assert ScIndex(twins).match(dt.date(2011, 2, 1), "Ram Kumar", "State of Bihar") is None
+
+
+def test_record_bench_names_are_cleaned():
+    record = {"bench": "HON&#39;BLE MR. JUSTICE ABHAY S. OKA, HON&#39;BLE MR. JUSTICE UJJAL BHUYAN"}
+    assert record_judges(record) == ["Abhay S. Oka", "Ujjal Bhuyan"]
+    assert record_judges({"bench": "D.K. JAIN,CHANDRAMAULI KR. PRASAD, , , "}) == [
+        "D.K. Jain", "Chandramauli Kr. Prasad"]
+
+
+def test_garbage_text_gives_unknowns_not_errors():
+    from countercase.ingest.document import Document, Page
+
+    meta = extract_metadata(Document("x", "pdf", "x.pdf", [Page(0, "\x00\x01 ??? v")]))
+    assert meta.year is None and meta.outcome_label == "Unknown" and meta.act_sections == []
