@@ -38,6 +38,7 @@ _CORAM = re.compile(r"Hon'?ble\s+Judges/Coram:\s*\n(?P<names>[^\n]+)", re.I)
 _CITATION = re.compile(
     r"(?:AIR\s+\d{4}\s+SC\s+\d+|\(\d{4}\)\s+\d+\s+SCC\s+\d+|\[\d{4}\]\s+\d+\s+S\.?C\.?R\.?\s+\d+"
     r"|\d{4}\s+SCR\s+\(\d+\)\s+\d+|\d{4}\s+INSC\s+\d+|\d{4}\s+\(\d+\)\s+SCALE\s+\d+|JT\s+\d{4}\s+\(\d+\)\s+SC\s+\d+)")
+_BODY_START = re.compile(r"^\s*(?:1\.\s|JUDGMENT\b|ORDER\b|The Judgment was delivered)", re.M | re.I)
 _SUBJECT = (r"(?:appeals?|petitions?|writ\s+petitions?|special\s+leave\s+petitions?|slps?|applications?"
             r"|references?|suits?|matters?|cases?|reviews?|transfer\s+petitions?)")
 _OUTCOME = re.compile(
@@ -186,7 +187,9 @@ def extract_metadata(doc: Document, sc_index: ScIndex | None = None) -> Judgment
         meta.date, meta.year, meta.month = day.isoformat(), day.year, day.month
         meta.sources["date"] = "text"
     meta.case_id = _case_id(head)
-    citation = _CITATION.search(head[:1500])
+    # Only the header can carry this judgment's own citation; the body cites other cases.
+    body = _BODY_START.search(head)
+    citation = _CITATION.search(head[:body.start() if body else 1500])
     meta.citation_string = citation.group(0) if citation else None
 
     delivered = _DELIVERED.search(head)
