@@ -1,0 +1,1 @@
+"""Retrieval stages: fusion, diversity (MMR), reranking; the pipeline composes them."""
