@@ -63,3 +63,13 @@ def test_sections_cover_each_text(extracted):
         group = group.sort_values("start")
         assert group["start"].iloc[0] == 0 and group["end"].iloc[-1] == len(docs[doc_id].text)
         assert (group["start"].iloc[1:].values == group["end"].iloc[:-1].values).all()
+
+
+def test_missing_values_read_back_as_none_for_the_scorer(extracted):
+    from countercase.extract.evaluation import _records
+
+    out, _, _ = extracted
+    records = _records(pd.read_parquet(out / "metadata.parquet"))
+    assert records["C1"]["citation_string"] is None  # pandas reads a missing string as NaN
+    assert records["C1"]["bench_size"] is None
+    assert isinstance(records["C500"]["act_sections"], list)

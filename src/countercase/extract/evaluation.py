@@ -19,12 +19,18 @@ from countercase.extract.accuracy import load_gold, metadata_accuracy
 from countercase.extract.rhetorical_roles import load_all, segmentation_report
 
 
+def _plain(value: Any) -> Any:
+    """Parquet values as the scorer expects them: lists for arrays, None for missing."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return list(value.tolist()) if getattr(value, "ndim", 0) else value.tolist()
+    if isinstance(value, dict):
+        return value
+    return None if pd.isna(value) else value
+
+
 def _records(metadata: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    records = {}
-    for row in metadata.to_dict(orient="records"):
-        # Parquet gives numpy arrays for list columns; the scorer wants plain lists.
-        records[row["doc_id"]] = {k: (list(v) if hasattr(v, "tolist") else v) for k, v in row.items()}
-    return records
+    return {row["doc_id"]: {k: _plain(v) for k, v in row.items()}
+            for row in metadata.to_dict(orient="records")}
 
 
 def evaluate_extraction(metadata_path: Path, summary_path: Path, gold_dir: Path,
