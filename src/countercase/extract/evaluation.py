@@ -39,10 +39,17 @@ def evaluate_extraction(metadata_path: Path, summary_path: Path, gold_dir: Path,
     if not gold_files:
         raise FileNotFoundError(f"no metadata_gold_*.jsonl in {gold_dir}")
     gold = load_gold(gold_files)
-    predicted = _records(pd.read_parquet(metadata_path))
+    predicted = {k: v for k, v in _records(pd.read_parquet(metadata_path)).items() if k in gold}
+    metadata = metadata_accuracy(gold, predicted)
+    # The gold lists the judges the text shows; a linked Supreme Court record names the whole
+    # bench. Scoring the text-derived names alone separates the two effects.
+    text_only = {k: {**v, "judge_names": [v["author_judge"]] if v.get("author_judge") else []}
+                 if (v.get("sources") or {}).get("judge_names") == "sc_metadata" else v
+                 for k, v in predicted.items()}
+    metadata["judges_text_only"] = metadata_accuracy(gold, text_only)["judges"]
     return {
         "extract": json.loads(Path(summary_path).read_text(encoding="utf-8")),
-        "metadata": metadata_accuracy(gold, {k: v for k, v in predicted.items() if k in gold}),
+        "metadata": metadata,
         "segmentation": segmentation_report(load_all(rhetorical_roles_dir)),
         "chunking": {"encoder": params.encoder, "chunk_size": params.chunk_size,
                      "chunk_overlap": params.chunk_overlap},
