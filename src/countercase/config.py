@@ -27,10 +27,30 @@ class ExtractParams(_Section):
     facts_fallback_fraction: float = Field(0.2, gt=0, le=1)
 
 
+class RetrieveParams(_Section):
+    """Every stage can be switched off: the ablations are exactly these switches."""
+
+    use_bm25: bool = True
+    use_dense: bool = True
+    use_mmr: bool = True
+    use_rerank: bool = False  # no cross-encoder is packaged; see countercase.retrieve.rerank
+    bm25_depth: int = Field(50, gt=0)
+    dense_depth: int = Field(50, gt=0)
+    rrf_k: int = Field(60, ge=0)
+    fusion_weights: dict[str, dict[str, float]] = {
+        "precedents": {"bm25": 1.0, "dense": 1.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
+    mmr_lambda: float = Field(0.6, ge=0, le=1)
+    rerank_depth: int = Field(20, gt=0)
+    k: int = Field(10, gt=0)
+    # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
+    prefilter_threshold: float = Field(0.5, ge=0, le=1)
+
+
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
     extract: ExtractParams = ExtractParams()
+    retrieve: RetrieveParams = RetrieveParams()
 
 
 class ConfigError(ValueError):

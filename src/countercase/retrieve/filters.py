@@ -1,0 +1,100 @@
+"""One filter object for both indexes (plan section 5, staged filtering).
+
+Indexed fields (year, act sections, bench type, section type, outcome) run inside Lucene and as
+FAISS row selections when the filter removes more than ``prefilter_threshold`` of the corpus
+(the plan's selectivity rule), otherwise after the search. Fields no index holds (judge, word
+count) are always post-filters. Every value is validated up front, so a typo is an error that
+names it instead of a filter that silently matches nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from countercase.extract.act_sections import parse_section_id
+from countercase.index.bm25 import LuceneFilter
+from countercase.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
+
+
+class FilterError(ValueError):
+    """A filter value that cannot be right; the message names it."""
+
+
+def _closed(values, allowed: tuple[str, ...], what: str) -> frozenset[str]:
+    by_lower = {v.lower(): v for v in allowed}
+    out = set()
+    for value in values or ():
+        key = str(value).strip().lower()
+        if key not in by_lower:
+            raise FilterError(f"unknown {what} {value!r}: expected one of {', '.join(allowed)}")
+        out.add(by_lower[key])
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    year_from: int | None = None
+    year_to: int | None = None
+    act_sections: frozenset[str] = field(default_factory=frozenset)
+    bench_types: frozenset[str] = field(default_factory=frozenset)
+    section_types: frozenset[str] = field(default_factory=frozenset)
+    outcomes: frozenset[str] = field(default_factory=frozenset)
+    judges: frozenset[str] = field(default_factory=frozenset)  # post-filter: surname match
+    max_words: int | None = None  # post-filter on the judgment's length
+
+    @classmethod
+    def build(cls, year_from=None, year_to=None, sections=(), benches=(), section_types=(),
+              outcomes=(), judges=(), max_words=None) -> "SearchFilter":
+        if year_from is not None and year_to is not None and year_from > year_to:
+            raise FilterError(f"inverted year range: {year_from} is after {year_to}")
+        try:
+            acts = frozenset(parse_section_id(s) for s in sections or ())
+        except ValueError as error:
+            raise FilterError(str(error)) from None
+        if max_words is not None and max_words <= 0:
+            raise FilterError(f"max_words must be positive, got {max_words}")
+        return cls(year_from, year_to, acts, _closed(benches, BENCH_TYPES, "bench type"),
+                   _closed(section_types, SECTION_TYPES, "section type"),
+                   _closed(outcomes, OUTCOMES, "outcome"),
+                   frozenset(j.strip().lower() for j in judges or () if j.strip()), max_words)
+
+    @property
+    def has_indexed(self) -> bool:
+        return bool(self.year_from is not None or self.year_to is not None or self.act_sections
+                    or self.bench_types or self.section_types or self.outcomes)
+
+    def lucene(self) -> LuceneFilter:
+        return LuceneFilter(year_from=self.year_from, year_to=self.year_to,
+                            act_sections=self.act_sections, bench_types=self.bench_types,
+                            section_types=self.section_types, outcomes=self.outcomes)
+
+    def indexed_mask(self, chunks: pd.DataFrame) -> np.ndarray:
+        """Rows of the chunk table that pass the indexed fields (vectorised)."""
+        mask = np.ones(len(chunks), dtype=bool)
+        year = chunks["year"]
+        if self.year_from is not None:
+            mask &= (year >= self.year_from).fillna(False).to_numpy()
+        if self.year_to is not None:
+            mask &= (year <= self.year_to).fillna(False).to_numpy()
+        if self.act_sections:
+            wanted = self.act_sections
+            mask &= chunks["act_sections"].map(lambda ids: bool(wanted.intersection(ids))).to_numpy()
+        for column, values in (("bench_type", self.bench_types),
+                               ("section_type", self.section_types),
+                               ("outcome_label", self.outcomes)):
+            if values:
+                mask &= chunks[column].isin(values).to_numpy()
+        return mask
+
+    def post_ok(self, row: dict) -> bool:
+        """The fields no index holds, checked on a hit's metadata."""
+        if self.judges:
+            surnames = {str(n).split()[-1].lower() for n in row.get("judge_names") or () if str(n).split()}
+            if not self.judges & surnames:
+                return False
+        if self.max_words is not None and (row.get("n_words") or 0) > self.max_words:
+            return False
+        return True

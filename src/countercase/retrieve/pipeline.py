@@ -1,0 +1,175 @@
+"""The retrieval pipeline every perturbation-tree node calls (plan section 6).
+
+pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter -> attribution,
+each stage switchable in :class:`~countercase.config.RetrieveParams`. Results come at two
+levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
+pooled by max: a judgment ranks where its best chunk ranks).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from countercase.config import RetrieveParams
+from countercase.index.query_reduction import EmptyQueryError
+from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.fusion import reciprocal_rank_fusion
+from countercase.retrieve.mmr import mmr
+from countercase.retrieve.rerank import rerank
+
+log = logging.getLogger(__name__)
+
+# Case metadata shown with every hit (attribution).
+CASE_FIELDS = ("case_id", "year", "bench_type", "act_sections", "outcome_label")
+
+
+class NoMatchError(ValueError):
+    """The filter leaves no judgment to search."""
+
+
+@dataclass
+class Hit:
+    rank: int
+    chunk_id: str
+    doc_id: str
+    text: str
+    source_path: str
+    page_number: int
+    section_type: str
+    metadata: dict[str, Any]
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    chunks: list[Hit]
+    documents: list[Hit]  # the best chunk of each judgment, ranked by it
+    prefiltered: bool
+    timings_ms: dict[str, float]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return None if isinstance(value, float) and np.isnan(value) else value
+
+
+class Retriever:
+    """Holds the indexes and the chunk table; ``search`` is cheap to call many times."""
+
+    def __init__(self, chunks: pd.DataFrame, params: RetrieveParams, bm25=None, dense=None,
+                 encoder=None, reranker=None, task: str = "precedents") -> None:
+        self.chunks = chunks.reset_index(drop=True)
+        self.params = params
+        self.bm25, self.dense, self.encoder, self.reranker = bm25, dense, encoder, reranker
+        self.task = task
+        self.row_of = {cid: i for i, cid in enumerate(self.chunks["chunk_id"])}
+        if params.use_bm25 and bm25 is None:
+            raise ValueError("use_bm25 is on but no BM25 index was given")
+        if params.use_dense and (dense is None or encoder is None):
+            raise ValueError("use_dense is on but no dense index or encoder was given")
+        if not (params.use_bm25 or params.use_dense):
+            raise ValueError("at least one of use_bm25 and use_dense must be on")
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        from countercase.index.encoders import embed
+
+        return embed(self.encoder, [query], show_progress=False)[0]
+
+    def search(self, query: str, filters: SearchFilter | None = None,
+               k: int | None = None) -> RetrievalResult:
+        p = self.params
+        k = k or p.k
+        if not query or not query.strip():
+            raise EmptyQueryError("empty query: give the facts of a case to search with")
+        filters = filters or SearchFilter()
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+
+        mask = filters.indexed_mask(self.chunks) if filters.has_indexed else None
+        share = 1.0 if mask is None else float(mask.mean())
+        if mask is not None and not mask.any():
+            raise NoMatchError("the filter matches no judgment in the corpus; widen it")
+        prefilter = mask is not None and (1.0 - share) > p.prefilter_threshold
+        timings["filter"] = (time.perf_counter() - t0) * 1000
+
+        def passes(chunk_id: str) -> bool:
+            return mask is None or bool(mask[self.row_of[chunk_id]])
+
+        rankings: dict[str, list[str]] = {}
+        stage_scores: dict[str, dict[str, float]] = {}
+        if p.use_bm25:
+            t = time.perf_counter()
+            depth = p.bm25_depth if prefilter or mask is None else int(np.ceil(p.bm25_depth / share))
+            hits = self.bm25.search(query, depth, filters.lucene() if prefilter else None)
+            hits = [(cid, s) for cid, s in hits if passes(cid)][:p.bm25_depth]
+            rankings["bm25"] = [cid for cid, _ in hits]
+            stage_scores["bm25"] = dict(hits)
+            timings["bm25"] = (time.perf_counter() - t) * 1000
+        if p.use_dense:
+            t = time.perf_counter()
+            vector = self._query_vector(query)
+            allowed = self.dense.rows_of(list(self.chunks["chunk_id"][mask])) if prefilter else None
+            depth = p.dense_depth if prefilter or mask is None else int(np.ceil(p.dense_depth / share))
+            hits = self.dense.search(vector, depth, allowed_rows=allowed)
+            hits = [(cid, s) for cid, s in hits if passes(cid)][:p.dense_depth]
+            rankings["dense"] = [cid for cid, _ in hits]
+            stage_scores["dense"] = dict(hits)
+            timings["dense"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        task_weights = p.fusion_weights.get(self.task, {})
+        weights = {name: task_weights.get(name, 1.0) for name in rankings}
+        fused = reciprocal_rank_fusion(rankings, k=p.rrf_k, weights=weights)
+        stage_scores["rrf"] = dict(fused)
+        timings["rrf"] = (time.perf_counter() - t) * 1000
+
+        ordered = fused
+        if p.use_mmr and self.dense is not None and fused:
+            t = time.perf_counter()
+            ordered = mmr(fused, self.dense.vectors([cid for cid, _ in fused]), lambda_=p.mmr_lambda)
+            stage_scores["mmr"] = dict(ordered)
+            timings["mmr"] = (time.perf_counter() - t) * 1000
+        ids = [cid for cid, _ in ordered]
+
+        if p.use_rerank and self.reranker is not None and ids:
+            t = time.perf_counter()
+            head = ids[:p.rerank_depth]
+            passages = [(cid, self.chunks.at[self.row_of[cid], "text"]) for cid in head]
+            reranked = rerank(head, self.reranker.score(query, passages))
+            stage_scores["rerank"] = dict(reranked)
+            ids = [cid for cid, _ in reranked] + ids[p.rerank_depth:]
+            timings["rerank"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        hits = []
+        for cid in ids:
+            row = {name: _plain(v) for name, v in self.chunks.iloc[self.row_of[cid]].items()}
+            if not filters.post_ok(row):
+                continue
+            hits.append(Hit(
+                rank=len(hits) + 1, chunk_id=cid, doc_id=row["doc_id"], text=row["text"],
+                source_path=row["source_path"], page_number=int(row["page_number"]),
+                section_type=row["section_type"],
+                metadata={name: row.get(name) for name in CASE_FIELDS},
+                scores={stage: float(s[cid]) for stage, s in stage_scores.items() if cid in s}))
+        documents, seen = [], set()
+        for hit in hits:  # max pooling: the first (best) chunk of a judgment stands for it
+            if hit.doc_id not in seen:
+                seen.add(hit.doc_id)
+                documents.append(Hit(**{**hit.to_dict(), "rank": len(documents) + 1}))
+        timings["attribution"] = (time.perf_counter() - t) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return RetrievalResult(query, hits[:k], documents[:k], prefilter, timings)

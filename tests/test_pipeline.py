@@ -1,0 +1,106 @@
+"""The retrieval pipeline on a small real index: filters, switches, attribution, pooling, errors."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+
+import pandas as pd
+import pytest
+
+from countercase.config import RetrieveParams
+from countercase.extract.chunking import chunk_document, load_tokenizer
+from countercase.extract.metadata import extract_metadata
+from countercase.extract.run import CHUNK_CASE_FIELDS
+from countercase.extract.segment import segment
+from countercase.index.query_reduction import EmptyQueryError
+from countercase.ingest.text import text_document
+from countercase.retrieve.filters import FilterError, SearchFilter
+from countercase.retrieve.pipeline import NoMatchError, Retriever
+
+DOCS = [f"C{i}" for i in range(1, 41)]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, raw_dir):
+    from countercase.index.bm25 import Bm25Searcher, build_bm25_index
+    from countercase.index.dense import DenseIndex, build_embeddings
+    from countercase.index.encoders import load_encoder
+
+    out = tmp_path_factory.mktemp("pipeline")
+    tokenizer = load_tokenizer("all-MiniLM-L6-v2")
+    rows, docs = [], {}
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        for name in DOCS:
+            doc = text_document(name, archive.extractfile(f"Object_casedocs/{name}.txt").read(), name)
+            docs[name] = doc
+            meta = extract_metadata(doc).to_dict()
+            # The first three chunks keep the test fast; enough for every judgment to be found.
+            for chunk in chunk_document(doc, segment(doc.text), tokenizer, 254, 32)[:3]:
+                rows.append({**chunk.to_dict(), **{f: meta[f] for f in CHUNK_CASE_FIELDS},
+                             "judge_names": meta["judge_names"]})
+    chunks = pd.DataFrame(rows)
+    build_bm25_index(({"id": r["chunk_id"], "contents": r["text"], "year": r["year"],
+                       "act_sections": r["act_sections"], "bench_type": r["bench_type"],
+                       "section_type": r["section_type"], "outcome": r["outcome_label"],
+                       "doc_id": r["doc_id"]} for r in rows), out / "bm25")
+    encoder = load_encoder("all-MiniLM-L6-v2")
+    build_embeddings(list(chunks["chunk_id"]), list(chunks["text"]), "all-MiniLM-L6-v2",
+                     out / "dense", encoder=encoder)
+    return chunks, Bm25Searcher(out / "bm25"), DenseIndex.load(out / "dense"), encoder, docs
+
+
+def retriever(corpus, **switches) -> Retriever:
+    chunks, bm25, dense, encoder, _ = corpus
+    return Retriever(chunks, RetrieveParams(**switches), bm25=bm25, dense=dense, encoder=encoder)
+
+
+def test_a_passage_finds_its_judgment_with_full_attribution(corpus):
+    chunks, *_, docs = corpus
+    target = chunks[chunks["doc_id"] == "C7"].iloc[1]
+    result = retriever(corpus).search(target["text"][:600])
+    top = result.documents[0]
+    assert top.doc_id == "C7"
+    assert top.page_number == 1 and top.source_path == "C7"
+    assert top.text == docs["C7"].text[int(chunks.set_index("chunk_id").loc[top.chunk_id, "char_start"]):][:len(top.text)]
+    assert set(top.metadata) == {"case_id", "year", "bench_type", "act_sections", "outcome_label"}
+    assert {"bm25", "dense", "rrf", "mmr"} <= set(top.scores)
+    assert [h.rank for h in result.chunks] == list(range(1, len(result.chunks) + 1))
+    assert len({h.doc_id for h in result.documents}) == len(result.documents)  # pooled
+
+
+def test_year_filter_excludes_and_pre_and_post_filter_agree(corpus):
+    chunks = corpus[0]
+    years = sorted(chunks["year"].dropna().unique())
+    mid = int(years[len(years) // 2])
+    query = "appeal against conviction for murder, the evidence of eye witnesses"
+    flt = SearchFilter.build(year_from=mid)
+    pre = retriever(corpus, prefilter_threshold=0.0, k=15).search(query, flt)
+    post = retriever(corpus, prefilter_threshold=1.0, k=15).search(query, flt)
+    assert pre.prefiltered and not post.prefiltered
+    assert all(h.metadata["year"] >= mid for h in pre.chunks + post.chunks)
+    assert [h.chunk_id for h in pre.chunks] == [h.chunk_id for h in post.chunks]
+
+
+def test_each_stage_switches_off(corpus):
+    query = "tenant eviction under the rent control act"
+    bm25_only = retriever(corpus, use_dense=False, use_mmr=False).search(query)
+    assert {"bm25", "rrf"} == set(bm25_only.chunks[0].scores)
+    dense_only = retriever(corpus, use_bm25=False, use_mmr=False).search(query)
+    assert {"dense", "rrf"} == set(dense_only.chunks[0].scores)
+    with pytest.raises(ValueError, match="at least one"):
+        retriever(corpus, use_bm25=False, use_dense=False)
+
+
+def test_bad_input_is_named(corpus):
+    r = retriever(corpus)
+    with pytest.raises(EmptyQueryError):
+        r.search("   ")
+    with pytest.raises(FilterError, match="inverted year range"):
+        SearchFilter.build(year_from=2005, year_to=1990)
+    with pytest.raises(FilterError, match="XYZ 999"):
+        SearchFilter.build(sections=["XYZ 999"])
+    with pytest.raises(FilterError, match="bench type"):
+        SearchFilter.build(benches=["Gigantic"])
+    with pytest.raises(NoMatchError):
+        r.search("murder", SearchFilter.build(year_from=2090))
