@@ -15,7 +15,8 @@ from countercase.extract.act_sections import (
 def aila(raw_dir):
     with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
         return {name: archive.extractfile(f"Object_casedocs/{name}.txt").read().decode()
-                for name in ("C10", "C500")}
+                for name in ("C10", "C500", "C469", "C1068", "C350", "C720", "C2500", "C303",
+                             "C1009")}
 
 
 def test_lists_read_with_a_later_act_take_that_act(aila):
@@ -75,3 +76,73 @@ def test_unknown_strings_raise_naming_the_input(value):
     with pytest.raises(UnknownSectionError) as error:
         parse_section_id(value)
     assert (repr(value) in str(error.value)) or (value == "" and "empty" in str(error.value))
+
+
+def _line_with(doc: str, phrase: str) -> str:
+    """The real line of a judgment that carries ``phrase`` (the test fails if it is not there)."""
+    return next(line for line in doc.splitlines() if phrase in line)
+
+
+def test_sub_clause_digits_are_not_article_numbers(aila):
+    line = _line_with(aila["C469"], "articles 14, 19 (1) (g) and 31 of the Constitution")
+    ids = normalise_sections(line)
+    assert {"Constitution-Article-14", "Constitution-Article-19", "Constitution-Article-31"} <= set(ids)
+    assert "Constitution-Article-1" not in ids
+
+
+@pytest.mark.parametrize("doc, phrase, expected", [
+    ("C1068", "u/s. 304 Part II read with S. 34 of the Indian Penal Code", {"IPC-304", "IPC-34"}),
+    ("C350", "Sections 143, 147, 148, 302, 342 and 324 r/w 149 of Indian Penal Code",
+     {"IPC-143", "IPC-147", "IPC-148", "IPC-302", "IPC-342", "IPC-324", "IPC-149"}),
+    ("C720", "Sections 147 IPC, 302 IPC, 395 lPC and 436 lPC read with Section 149 IPC",
+     {"IPC-147", "IPC-302", "IPC-395", "IPC-436", "IPC-149"}),
+    ("C303", "section 149 or section 34 of the Penal Code", {"IPC-149", "IPC-34"}),
+])
+def test_real_lists_parts_and_per_item_acts(aila, doc, phrase, expected):
+    assert phrase in aila[doc]
+    assert set(normalise_sections(phrase)) == expected
+
+
+def test_articles_of_other_instruments_are_not_constitution_articles(aila):
+    phrase = "Article 5 of the Universal Declaration of Human Rights"
+    assert phrase in aila["C2500"]
+    assert normalise_sections(phrase) == []
+
+
+def test_a_defined_short_name_maps_for_the_rest_of_the_text(aila):
+    text = aila["C1009"]
+    assert 'Code of Criminal Procedure, 1973, hereinafter called "the Code"' in text
+    assert "S. 190 of the Code" in text
+    assert "CrPC-190" in normalise_sections(text)
+    # without the definition "the Code" is not guessed
+    assert normalise_sections("an interpretation of S. 190 of the Code") == []
+
+
+def test_sorted_by_registry_order_then_number():
+    text = "Article 21, Section 439 Cr.P.C., Section 302 IPC, Section 34 IPC, Section 120B IPC"
+    assert normalise_sections(text) == ["IPC-34", "IPC-120B", "IPC-302", "CrPC-439",
+                                        "Constitution-Article-21"]
+
+
+def test_section_keyword_spellings():
+    assert normalise_sections("Sec. 302 IPC") == ["IPC-302"]
+    assert normalise_sections("u/s 302 IPC") == ["IPC-302"]
+    assert normalise_sections("Section 14(1)(b) of the Hindu Marriage Act") == ["HMA-14"]
+    assert normalise_sections("Art. 14") == ["Constitution-Article-14"]
+
+
+def test_parse_section_id_more_variants():
+    assert parse_section_id("Article 21") == "Constitution-Article-21"
+    assert parse_section_id("crpc 439") == "CrPC-439"
+    assert parse_section_id("IPC-498a") == "IPC-498A"
+    with pytest.raises(UnknownSectionError, match="Section 14 of the Tamil Nadu Rent Act"):
+        parse_section_id("Section 14 of the Tamil Nadu Rent Act")
+
+
+def test_whole_judgments_are_fast(aila):
+    import time
+
+    text = "\n".join(aila.values()) * 5
+    started = time.perf_counter()
+    normalise_sections(text)
+    assert time.perf_counter() - started < 2.0

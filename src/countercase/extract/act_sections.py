@@ -25,7 +25,7 @@ from countercase.acts import ACTS, ACTS_BY_CODE, section_id
 
 # Act names as printed, by act code. Most specific first where one contains another.
 _ACT_PATTERNS: dict[str, str] = {
-    "IPC": r"I\.?\s?P\.?\s?C\.?|Indian\s+Penal\s+Code|Penal\s+Code",
+    "IPC": r"[Il]\.?\s?P\.?\s?C\.?|Indian\s+Penal\s+Code|Penal\s+Code",
     "CrPC": r"Cr(?:l|iminal)?\.?\s?P\.?\s?C\.?|Code\s+of\s+Criminal\s+Procedure|Criminal\s+Procedure\s+Code",
     "CPC": r"C\.\s?P\.\s?C\.?|CPC|Code\s+of\s+Civil\s+Procedure|Civil\s+Procedure\s+Code",
     "IEA": r"(?:Indian\s+)?Evidence\s+Act",
@@ -42,8 +42,8 @@ _ACT_ALT = "|".join(f"(?P<{code}>{pattern})" for code, pattern in _ACT_PATTERNS.
 _ACT_RE = re.compile(rf"(?:{_ACT_ALT})(?![A-Za-z])", re.I)
 
 _NUM = r"\d{1,4}(?:\s?-\s?[A-Z]{1,2}|[A-Z]{1,2})?(?![A-Za-z0-9])"
-_SUB = r"(?:\s?\(\s?[0-9A-Za-z]{1,5}\s?\))*"
-_SEP = r"\s*(?:,|\band\b|&|/|\bor\b|\bto\b)\s*"
+_SUB = r"(?:\s?\(\s?[0-9A-Za-z]{1,5}\s?\))*(?:\s*-?\s*Part[\s-]*I{1,3}\b)?"
+_SEP = r"\s*(?:,|\band\b|&|/|\bor\b|\bto\b|\bread\s+with\b|\br/w\.?)\s*"
 _KEYWORD = (r"(?P<kw>\bsections?\b|\bsecs?\.|\bss?\.|\bu/ss?\.?|\bunder\s+sections?\b"
             r"|\barticles?\b|\barts?\.)")
 _MENTION = re.compile(rf"{_KEYWORD}\s*(?P<nums>{_NUM}{_SUB}(?:{_SEP}{_NUM}{_SUB})*)", re.I)
@@ -51,13 +51,17 @@ _NUMBER = re.compile(_NUM, re.I)
 # What may stand between a number list and the act that owns it.
 _ACT_AFTER = re.compile(rf"\s*,?\s*(?:of\s+(?:the\s+)?|under\s+(?:the\s+)?|the\s+)?(?:{_ACT_ALT})(?![A-Za-z])",
                         re.I)
-_OF_OTHER = re.compile(r"\s*,?\s*of\s+the\s+(?P<name>[A-Z][\w.()'’,\- ]{2,80}?(?:Act|Code|Rules|Order|Regulations?)\b)")
-_JOIN = re.compile(r"^\s*(?:,|\band\b|&|read\s+with|r/w\.?|with)?\s*(?:,|\band\b|&|read\s+with|r/w\.?|with)?\s*$",
+_OF_OTHER = re.compile(r"\s*,?\s*of\s+the\s+(?P<name>[A-Z][\w.()'’,\- ]{2,80}?(?:Act|Code|Rules|Order|Regulations?|Declaration|Covenant|Convention|Charter|Treaty|Agreement|Ordinance)\b)")
+_JOIN = re.compile(r"^\s*(?:,|\band\b|\bor\b|&|/|read\s+with|r/w\.?|with)?\s*(?:,|\band\b|\bor\b|&|read\s+with|r/w\.?|with)?\s*$",
                    re.I)
+# "(in short 'IPC')", "hereinafter called "the Code"": the act named just before defines the name.
 _DEFINITION = re.compile(
-    rf"(?:{_ACT_ALT})(?![A-Za-z])[^()\n]{{0,40}}\(\s*(?:in\s+short|for\s+short|hereinafter\s+"
-    r"(?:referred\s+to\s+as|called)|hereinafter)\s*[,:]?\s*(?:as\s+)?['\"‘“]+\s*(?:the\s+)?"
-    r"(?P<short>[A-Za-z.\s]{1,25}?)\s*['\"’”]+", re.I)
+    r"(?:in\s+short|for\s+short|for\s+brevity|hereinafter(?:\s+(?:referred\s+to\s+as|called))?)"
+    r"\s*[,:]?\s*(?:as\s+)?['\"‘“]+\s*(?:the\s+)?(?P<short>[A-Za-z.\s]{1,25}?)\s*['\"’”]+", re.I)
+# A sub-clause "(1)(b)" inside a number list; its digits are not section numbers.
+_SUBCLAUSE = re.compile(r"\(\s?[0-9A-Za-z]{1,5}\s?\)|\bPart[\s-]*I{1,3}\b", re.I)
+# More numbers after an act ("Sections 147 IPC, 302 IPC, 395 IPC and 436 IPC").
+_CHAIN = re.compile(rf"\s*(?:,|\band\b|&|/)\s*(?P<nums>{_NUM}{_SUB}(?:{_SEP}{_NUM}{_SUB})*)", re.I)
 
 
 class UnknownSectionError(ValueError):
@@ -81,12 +85,17 @@ def _clean_number(number: str) -> str:
 
 
 def _definitions(text: str) -> dict[str, str]:
-    """Short names a judgment defines for an act: {"code": "CrPC", "ipc": "IPC"}."""
+    """Short names a judgment defines for an act: {"code": "CrPC", "ipc": "IPC"}.
+
+    The definition phrase is found first (cheap), then the last act name in the 90 characters
+    before it; a later definition of the same short name wins for the whole text.
+    """
     found = {}
     for match in _DEFINITION.finditer(text):
+        acts = list(_ACT_RE.finditer(text, max(0, match.start() - 90), match.start()))
         short = re.sub(r"\s+", " ", match.group("short")).strip().lower()
-        if short:
-            found[short] = _act_of(match)
+        if acts and short:
+            found[short] = _act_of(acts[-1])
     return found
 
 
@@ -104,33 +113,58 @@ def _defined_after(text: str, end: int, defined: dict[str, str]) -> str | None:
     return None
 
 
+def _is_article(match: re.Match) -> bool:
+    return match.group("kw").lower().startswith("art")
+
+
+def _numbers(nums: str) -> list[str]:
+    return _NUMBER.findall(_SUBCLAUSE.sub(" ", nums))
+
+
 def find_sections(text: str) -> list[SectionMention]:
+    """Every mention of a provision of a registry act, in text order (see the module rules)."""
+    if not text:
+        return []
     defined = _definitions(text)
     raw: list[tuple[re.Match, str | None, bool]] = []  # (match, act, blocked by another act)
+    chained: list[tuple[int, int, str, str]] = []  # (start, end, nums, act) after an act name
     for match in _MENTION.finditer(text):
         act_match = _ACT_AFTER.match(text, match.end())
         act = _act_of(act_match) if act_match else _defined_after(text, match.end(), defined)
         blocked = act is None and bool(_OF_OTHER.match(text, match.end()))
         raw.append((match, act, blocked))
+        position = act_match.end() if act_match else None
+        while position is not None:
+            more = _CHAIN.match(text, position)
+            after = _ACT_AFTER.match(text, more.end()) if more else None
+            if not after or _act_of(after) != act:
+                break
+            chained.append((more.start("nums"), more.end("nums"), more.group("nums"), act))
+            position = after.end()
     # A list joined to the next mention ("... read with Ss. 149 and 109, IPC") takes its act.
     resolved: list[str | None] = [act for _, act, _ in raw]
     for i in range(len(raw) - 2, -1, -1):
         match, act, blocked = raw[i]
-        if act is None and not blocked and resolved[i + 1]:
+        same_unit = _is_article(match) == _is_article(raw[i + 1][0])
+        if act is None and not blocked and resolved[i + 1] and same_unit:
             if _JOIN.match(text[match.end():raw[i + 1][0].start()]):
                 resolved[i] = resolved[i + 1]
-    mentions = []
+    found: list[tuple[int, int, str, str]] = []
     for (match, _, blocked), act in zip(raw, resolved):
-        is_article = match.group("kw").lower().startswith("art")
+        is_article = _is_article(match)
         if act is None and is_article and not blocked:
             act = "Constitution"
         if act is None:
             continue
         if is_article != (ACTS_BY_CODE[act].unit == "Article"):
             continue  # "Article 5 of the IPC" or "Section 21 of the Constitution": not ours
-        for number in _NUMBER.findall(match.group("nums")):
-            mentions.append(SectionMention(section_id(act, _clean_number(number)), match.start(),
-                                           match.end(), match.group(0)))
+        found.append((match.start(), match.end(), match.group("nums"), act))
+    found += chained
+    mentions = []
+    for start, end, nums, act in sorted(found):
+        for number in _numbers(nums):
+            mentions.append(SectionMention(section_id(act, _clean_number(number)), start, end,
+                                           text[start:end]))
     return mentions
 
 

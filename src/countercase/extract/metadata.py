@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from countercase.extract.act_sections import normalise_sections
-from countercase.extract.sc_records import ScIndex, record_judges
+from countercase.extract.sc_records import ScIndex, record_bench
 from countercase.ingest.document import Document
 from countercase.vocab import bench_type_for
 
@@ -30,7 +30,7 @@ _DATE_MDY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\s*,\s*(\d{{4}})\b", re.I)
 _DATE_NUM = re.compile(r"\b(\d{1,2})[./-](\d{1,2})[./-](\d{4})\b")
 _DELIVERED = re.compile(r"delivered\s+by\s*:?\s*(?P<name>[^\n]+?)\s*,?\s*(?:C\.\s*)?J\.?\s*$", re.I | re.M)
 _CASE_NO = re.compile(
-    r"^(?P<type>[A-Za-z][A-Za-z.() ]{2,60}?)\s*No(?:s)?\.?\s*(?:\(S\))?\.?\s*(?P<num>\d[\d\-/ ,&]*?)\s+of\s+(?P<year>\d{4})",
+    r"^(?P<type>[A-Za-z][A-Za-z.() ]{2,60}?)\s*No(?:s)?\.?\s*(?:\(S\))?\.?\s*(?P<num>\d[\d\-/ ,&]*?)\s*(?:\bof\s+|/\s*)(?P<year>(?:19|20)\d{2})\b",
     re.I | re.M)
 _TITLE_SPLIT = re.compile(r"\s+(?:v\.?|vs\.?|versus)\s+", re.I)
 _SIGNATURE = re.compile(r"^\s*[\(\[](?P<name>[A-Z][A-Za-z.\s'’-]{2,40})[\)\]]\s*$", re.M)
@@ -116,12 +116,44 @@ def _case_id(text: str) -> str | None:
 
 
 def _outcome(text: str) -> str:
+    """The Court's own order in the final paragraphs: the last "appeal(s) ... allowed/dismissed";
+    "disposed of" only where no allowed/dismissed wording is there (a footer "Petitions disposed
+    of." after "the petitions are dismissed" stays Dismissed)."""
     tail = text[int(len(text) * 0.85):] if len(text) > 4000 else text[-4000:]
-    last = None
+    labels = []
     for match in _OUTCOME.finditer(tail):
         verb = match.group("verb") or match.group("verb2") or match.group("verb3")
-        last = _VERB[re.sub(r"\s+", " ", verb.lower())]
-    return last or "Unknown"
+        labels.append(_VERB[re.sub(r"\s+", " ", verb.lower())])
+    decisive = [label for label in labels if label != "Disposed"]
+    if decisive:
+        return decisive[-1]
+    return labels[-1] if labels else "Unknown"
+
+
+def _name_tokens(name: str | None) -> set[str]:
+    return {w for w in re.findall(r"[a-z]{3,}", (name or "").lower())
+            if w not in {"the", "chief", "justice", "hon", "ble"}}
+
+
+def _link_judges(meta: JudgmentMetadata, record: dict[str, Any]) -> bool:
+    """Fill judges and bench size from a linked record; False if the record contradicts the text
+    (the author the text names is not on the record's bench), so the link is refused."""
+    names, complete = record_bench(record)
+    if not names:
+        return True
+    known = meta.judge_names or ([meta.author_judge] if meta.author_judge else [])
+    record_tokens = set().union(*(_name_tokens(n) for n in names))
+    if any(not (_name_tokens(j) & record_tokens) for j in known if _name_tokens(j)):
+        return False
+    others = [n for n in names if not any(_name_tokens(n) & _name_tokens(j) for j in known)]
+    if others:
+        meta.judge_names = known + others
+        meta.sources["judge_names"] = "sc_metadata"  # the author (if any) is first, from the text
+    # One name is what the older records give for the author alone; a cut-off list is no count.
+    if complete and len(names) >= 2 and len(names) >= len(meta.judge_names):
+        meta.bench_size = len(names)
+        meta.sources["bench_size"] = "sc_metadata"
+    return True
 
 
 def _aila_header(lines: list[str], meta: JudgmentMetadata) -> None:
@@ -132,23 +164,60 @@ def _aila_header(lines: list[str], meta: JudgmentMetadata) -> None:
         meta.sources.update(petitioner="text", respondent="text")
 
 
+_PARTY_MARK = re.compile(r"\s*(?:\.{2,}|…+|_{2,})?[.…\s]*\b(?P<side>APPELLANTS?|PETITIONERS?|RESPONDENTS?)\b"
+                         r"(?:\s*\(S\))?[\s.:]*$", re.I)
+_NOT_PARTY = re.compile(r"\bNOS?\s*\.|\bNO\(S\)|JURISDICTION|COURT\s+OF\s+INDIA|^\s*REPORTABLE|INSC\s+\d|"
+                        r"^\s*(?:WITH|VERSUS|VS\.?|AND|J\s?U\s?D\s?G\s?M\s?E\s?N\s?T|ORDER)\s*$|\bOF\s+\d{4}\b|"
+                        r"^\s*\(.*\)\s*$|Diary\s+No", re.I)
+_OTHERS = re.compile(r"\s*(?:,\s*)?(?:AND\s+(?:OTHERS|ANOTHER|ORS\.?|ANR\.?)|&\s*(?:ORS|ANR)\.?|ETC\.?)\s*$",
+                     re.I)
+
+
+def _party_block(lines: list[str]) -> str | None:
+    text = re.sub(r"\s+", " ", " ".join(line.strip() for line in lines)).strip(" .,:")
+    text = _OTHERS.sub("", text).strip(" .,:")
+    return text or None
+
+
 def _pdf_parties(text: str, meta: JudgmentMetadata) -> None:
-    head = text[:3000]
-    title = re.search(r"^(?P<pet>[^\n]+?)\s+(?:Vs\.?|v\.)\s+(?P<res>[^\n]+?)\s*$", head, re.M)
-    appellant = re.search(r"(?P<pet>(?:[^\n]+\n){1,3}?)[^\n]*?\.{2,}\s*(?:APPELLANT|PETITIONER)", head, re.I)
-    respondent = re.search(r"VERSUS\s*\n(?P<res>(?:[^\n]+\n){0,2}?[^\n]*?)\s*\.{2,}\s*RESPONDENT", head, re.I)
-    if appellant:
-        lines = [l for l in appellant.group("pet").splitlines() if l.strip()]
-        lines = [l for l in lines if not re.search(r"\bNO\.|\bNOS\.|JURISDICTION|COURT OF INDIA", l, re.I)]
-        meta.petitioner = re.sub(r"\s+", " ", " ".join(lines)).strip() or None
-    if respondent:
-        meta.respondent = re.sub(r"\s+", " ", respondent.group("res")).strip() or None
-    if not (appellant or respondent) and title:
-        meta.petitioner, meta.respondent = title.group("pet").strip(), title.group("res").strip()
+    """The cause title: lines up to "...APPELLANT(S)", then after VERSUS up to "...RESPONDENT(S)"."""
+    lines = text[:4000].splitlines()[:80]
+    pet = res = None
+    for i, line in enumerate(lines):
+        mark = _PARTY_MARK.search(line)
+        if not mark:
+            continue
+        side = mark.group("side").upper()
+        block = [line[:mark.start()]]
+        j = i - 1
+        while j >= 0 and len(block) < 4 and lines[j].strip() and not _NOT_PARTY.search(lines[j]) \
+                and not _PARTY_MARK.search(lines[j]):
+            block.insert(0, lines[j])
+            j -= 1
+        if side.startswith(("APPELLANT", "PETITIONER")) and pet is None:
+            pet = _party_block(block)
+        elif side.startswith("RESPONDENT") and res is None and pet is not None:
+            res = _party_block(block)
+            break
+    if pet is None:
+        in_re = re.search(r"^\s*(In\s+Re\b.*)$", "\n".join(lines), re.M | re.I)
+        if in_re:
+            start = lines.index(next(l for l in lines if l.strip() == in_re.group(1).strip()))
+            block = []
+            for line in lines[start:start + 6]:
+                if not line.strip() or re.match(r"\s*(?:with|versus|JUDGMENT|ORDER|\()", line, re.I) \
+                        and block:
+                    break
+                block.append(line)
+            pet = _party_block(block)
+    if pet is None and res is None:
+        title = re.search(r"^(?P<pet>[^\n]{3,120}?)\s+(?:Vs\.?|v\.)\s+(?P<res>[^\n]{3,120}?)\s*$",
+                          "\n".join(lines[:40]), re.M)
+        if title:
+            pet, res = _party_block([title.group("pet")]), _party_block([title.group("res")])
+    meta.petitioner, meta.respondent = pet, res
     for name in ("petitioner", "respondent"):
         if getattr(meta, name):
-            setattr(meta, name, re.sub(r"\s*(?:AND\s+(?:OTHERS|ANOTHER|ORS\.?)|&\s*ORS\.?)\s*$", "",
-                                       getattr(meta, name), flags=re.I))
             meta.sources[name] = "text"
 
 
@@ -163,8 +232,19 @@ def _pdf_judges(text: str) -> list[str]:
 
 
 def extract_metadata(doc: Document, sc_index: ScIndex | None = None) -> JudgmentMetadata:
-    text = doc.text
-    meta = JudgmentMetadata(doc_id=doc.doc_id, source_path=doc.source_path)
+    """Metadata of one judgment. Never raises: a field that cannot be read stays None/"Unknown"
+    (an unexpected error keeps what was read so far and is noted in ``sources["error"]``)."""
+    meta = JudgmentMetadata(doc_id=str(getattr(doc, "doc_id", "")),
+                            source_path=str(getattr(doc, "source_path", "")))
+    try:
+        _extract(doc, sc_index, meta)
+    except Exception as error:  # tolerant by contract
+        meta.sources["error"] = f"{type(error).__name__}: {error}"
+    return meta
+
+
+def _extract(doc: Document, sc_index: ScIndex | None, meta: JudgmentMetadata) -> None:
+    text = doc.text or ""
     head = text[:3000]
     lines = head.splitlines()
     aila = doc.source == "aila_text" or (len(lines) > 1 and lines[1].strip() == "Supreme Court of India")
@@ -196,21 +276,26 @@ def extract_metadata(doc: Document, sc_index: ScIndex | None = None) -> Judgment
     if delivered:
         meta.author_judge = _clean_name(delivered.group("name"))
         meta.judge_names = [meta.author_judge]
-        meta.sources["judge_names"] = "text"
+        meta.sources.update(judge_names="text", author_judge="text")
     elif not aila:
+        author = re.search(r"^\s*J\s?U\s?D\s?G\s?M\s?E\s?N\s?T\s*\n\s*(?P<name>[A-Z][A-Za-z.\s]{2,40}?),\s*"
+                           r"(?:C\.\s?)?J\.?I?\.?\s*$", head, re.M)
+        if author:
+            meta.author_judge = _clean_name(author.group("name"))
+            meta.sources["author_judge"] = "text"
         meta.judge_names = _pdf_judges(text)
         if meta.judge_names:
             meta.bench_size = len(meta.judge_names)
             meta.sources.update(judge_names="text", bench_size="text")
 
-    record = sc_index.match(day, meta.petitioner, meta.respondent) if sc_index else None
-    if record:
-        judges = record_judges(record)
-        if judges:
-            meta.judge_names, meta.bench_size = judges, len(judges)
-            meta.sources.update(judge_names="sc_metadata", bench_size="sc_metadata")
+    record = None
+    if sc_index is not None and not meta.bench_size:
+        try:
+            record = sc_index.match(day, meta.petitioner, meta.respondent)
+        except Exception:  # a malformed record must not stop the judgment
+            record = None
+    if record and _link_judges(meta, record):
         meta.sources["sc_record"] = str(record.get("diary_no"))
     meta.bench_type = bench_type_for(meta.bench_size)
     meta.act_sections = normalise_sections(text)
     meta.outcome_label = _outcome(text)
-    return meta
