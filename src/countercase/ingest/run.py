@@ -1,9 +1,19 @@
-"""The ``ingest`` stage: every source into ``documents.jsonl``, unreadable inputs into ``failures.jsonl``."""
+"""The ``ingest`` stage: every source into ``documents.jsonl``, unreadable inputs into
+``failures.jsonl``.
+
+- ``documents.jsonl``: one :meth:`Document.to_dict` per line (doc_id, source, source_path,
+  pages [{index, text}], provenance), sorted by doc_id, UTF-8 (``ensure_ascii=False``).
+- ``failures.jsonl``: one ``{"source_path", "reason"}`` per line, sorted by source_path.
+
+Both files are written whole to a temporary name and then renamed, so a run that dies leaves
+no half-written output behind.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -15,60 +25,79 @@ from countercase.ingest.document import Document, IngestFailure, Source
 
 log = logging.getLogger(__name__)
 
+PDF_SOURCES = ("pdf", "sc_tar")
 
-def run_ingest(sources: Iterable[Source], out_dir: Path) -> dict[str, Any]:
+
+def _write_jsonl(path: Path, records: Iterable[dict]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    os.replace(partial, path)
+
+
+def run_ingest(sources: Iterable[Source], out_dir: str | Path) -> dict[str, Any]:
+    """Read every source; write the two files; return counts and PDF reading speed.
+
+    A doc_id seen twice keeps its first document; the second is recorded as a failure.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     documents: dict[str, Document] = {}
     failures: list[IngestFailure] = []
     per_source: Counter[str] = Counter()
+    failures_per_source: Counter[str] = Counter()
     pdf_pages, pdf_seconds, repaired = 0, 0.0, 0
     for source in sources:
+        label = getattr(source, "name", type(source).__name__)
         iterator = iter(source)
-        progress = tqdm(desc=f"ingest {type(source).__name__}", unit="doc")
-        while True:
-            started = time.perf_counter()
-            try:
-                item = next(iterator)
-            except StopIteration:
-                break
-            elapsed = time.perf_counter() - started
-            progress.update()
-            if isinstance(item, IngestFailure):
-                log.warning("cannot ingest %s: %s", item.source_path, item.reason)
-                failures.append(item)
-                continue
-            if item.doc_id in documents:
-                failures.append(IngestFailure(item.source_path,
-                                              f"duplicate doc_id {item.doc_id}; first kept"))
-                continue
-            documents[item.doc_id] = item
-            per_source[item.source] += 1
-            if item.source in ("pdf", "sc_tar"):
-                pdf_pages += len(item.pages)
-                pdf_seconds += elapsed
-                repaired += bool(item.provenance.get("repaired"))
-        progress.close()
+        with tqdm(desc=f"ingest {label}", unit="doc") as progress:
+            while True:
+                started = time.perf_counter()
+                item = next(iterator, None)
+                elapsed = time.perf_counter() - started
+                if item is None:
+                    break
+                progress.update()
+                if isinstance(item, IngestFailure):
+                    log.warning("cannot ingest %s: %s", item.source_path, item.reason)
+                    failures.append(item)
+                    failures_per_source[label] += 1
+                elif item.doc_id in documents:
+                    failures.append(IngestFailure(
+                        item.source_path, f"duplicate doc_id {item.doc_id!r}: "
+                        f"{documents[item.doc_id].source_path} was kept"))
+                    failures_per_source[label] += 1
+                else:
+                    documents[item.doc_id] = item
+                    per_source[item.source] += 1
+                    if item.source in PDF_SOURCES:
+                        pdf_pages += len(item.pages)
+                        pdf_seconds += elapsed
+                        repaired += bool(item.provenance.get("repaired"))
 
-    with (out_dir / "documents.jsonl").open("w", encoding="utf-8") as handle:
-        for doc_id in sorted(documents):
-            handle.write(json.dumps(documents[doc_id].to_dict(), ensure_ascii=False) + "\n")
-    with (out_dir / "failures.jsonl").open("w", encoding="utf-8") as handle:
-        for failure in sorted(failures, key=lambda f: f.source_path):
-            handle.write(json.dumps(failure.to_dict(), ensure_ascii=False) + "\n")
-    return {
+    _write_jsonl(out_dir / "documents.jsonl",
+                 (documents[doc_id].to_dict() for doc_id in sorted(documents)))
+    _write_jsonl(out_dir / "failures.jsonl",
+                 (f.to_dict() for f in sorted(failures, key=lambda f: (f.source_path, f.reason))))
+    stats = {
         "n_documents": len(documents),
         "n_pages": sum(len(d.pages) for d in documents.values()),
         "n_failures": len(failures),
         "documents_per_source": dict(sorted(per_source.items())),
+        "failures_per_source": dict(sorted(failures_per_source.items())),
         "n_pdf_repaired": repaired,
         "pdf_pages": pdf_pages,
         "pdf_seconds": round(pdf_seconds, 3),
         "pdf_pages_per_second": round(pdf_pages / pdf_seconds, 2) if pdf_seconds else None,
     }
+    log.info("ingest: %d documents, %d pages, %d failures -> %s", stats["n_documents"],
+             stats["n_pages"], stats["n_failures"], out_dir)
+    return stats
 
 
 def read_documents(path: str | Path) -> Iterator[Document]:
+    """The documents of a ``documents.jsonl``, in file order."""
     with Path(path).open(encoding="utf-8") as handle:
         for line in handle:
             if line.strip():

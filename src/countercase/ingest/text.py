@@ -1,10 +1,14 @@
-"""Plain-text judgments (the AILA documents): a folder of ``.txt`` or a ``.tar.gz`` of them.
+"""Plain-text judgments (the AILA documents): a folder of ``.txt`` files or a tar of them.
 
-A tar is streamed member by member, never unpacked to disk. Each file is one page (index 0).
+A tar (``.tar``, ``.tar.gz``, ...) is read in one streaming pass, never unpacked to disk.
+Each file becomes one document of one page (index 0); doc_id is the file stem ("C1").
+Documents come in the numeric order of their ids (C1, C2, ..., C10), whatever the order of
+the folder listing or of the tar members.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import tarfile
 from pathlib import Path
@@ -12,55 +16,71 @@ from typing import Iterator
 
 from countercase.ingest.document import Document, IngestFailure, Page
 
+log = logging.getLogger(__name__)
 
-def _natural_key(name: str) -> tuple:
-    """C2 before C10: digits compare as numbers."""
+SOURCE = "aila_text"
+
+
+def natural_key(name: str) -> tuple:
+    """C2 before C10: runs of digits compare as numbers."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
-def decode(data: bytes) -> tuple[str, bool]:
-    """UTF-8, never failing: undecodable bytes become U+FFFD and are flagged."""
+def decode(data: bytes) -> tuple[str, int]:
+    """UTF-8 that never fails: undecodable bytes become U+FFFD. Returns (text, n replaced)."""
     try:
-        return data.decode("utf-8"), False
+        return data.decode("utf-8"), 0
     except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
+        strict_part = data.decode("utf-8", errors="ignore").count("\ufffd")
+        text = data.decode("utf-8", errors="replace")
+        return text, text.count("\ufffd") - strict_part
 
 
 def text_document(doc_id: str, data: bytes, source_path: str) -> Document:
     text, replaced = decode(data)
-    return Document(doc_id, "aila_text", source_path, [Page(0, text.strip("\ufeff"))],
-                    {"reader": "text", "n_pages": 1, "decode_replaced": replaced})
+    if replaced:
+        log.warning("%s is not valid UTF-8: %d character(s) replaced", source_path, replaced)
+    return Document(doc_id, SOURCE, source_path, [Page(0, text.removeprefix("\ufeff"))], {
+        "reader": "text/utf-8", "n_pages": 1, "n_bytes": len(data),
+        "decode_replaced": replaced > 0, "n_replaced_chars": replaced,
+    })
 
 
 class TextSource:
+    """``.txt`` judgments from a folder or a tar archive (see the module docstring)."""
+
+    name = SOURCE
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
 
     def __iter__(self) -> Iterator[Document | IngestFailure]:
         if self.path.is_dir():
-            for file in sorted(self.path.glob("*.txt"), key=lambda p: _natural_key(p.name)):
-                try:
-                    yield text_document(file.stem, file.read_bytes(), str(file))
-                except OSError as error:
-                    yield IngestFailure(str(file), f"cannot read: {error.strerror}")
-            return
-        try:
-            archive = tarfile.open(self.path)
-        except (OSError, tarfile.TarError) as error:
-            yield IngestFailure(str(self.path), f"not a readable tar archive: {error}")
-            return
-        with archive:
+            yield from self._folder()
+        else:
+            yield from self._tar()
+
+    def _folder(self) -> Iterator[Document | IngestFailure]:
+        files = [p for p in self.path.iterdir() if p.suffix.lower() == ".txt" and p.is_file()]
+        for file in sorted(files, key=lambda p: natural_key(p.name)):
             try:
-                members = [m for m in archive.getmembers()
-                           if m.isfile() and m.name.endswith(".txt")]
-            except (OSError, tarfile.TarError, EOFError) as error:
-                yield IngestFailure(str(self.path), f"damaged tar archive: {error}")
-                return
-            for member in sorted(members, key=lambda m: _natural_key(Path(m.name).name)):
-                where = f"{self.path}!{member.name}"
-                try:
-                    data = archive.extractfile(member).read()
-                except (OSError, tarfile.TarError, EOFError) as error:
-                    yield IngestFailure(where, f"cannot read tar member: {error}")
-                    continue
-                yield text_document(Path(member.name).stem, data, where)
+                data = file.read_bytes()
+            except OSError as error:
+                yield IngestFailure(str(file), f"cannot read: {error.strerror or error}")
+                continue
+            yield text_document(file.stem, data, str(file))
+
+    def _tar(self) -> Iterator[Document | IngestFailure]:
+        # One sequential pass ("r|*": no seeking), then sort: reading members in id order
+        # straight from a .tar.gz would seek backwards, i.e. decompress again from the start.
+        files: list[tuple[str, bytes]] = []
+        try:
+            with tarfile.open(self.path, "r|*") as archive:
+                for member in archive:
+                    if member.isfile() and member.name.lower().endswith(".txt"):
+                        files.append((member.name, archive.extractfile(member).read()))
+        except (OSError, tarfile.TarError, EOFError) as error:
+            # Members read before the damage are kept; the archive is reported.
+            yield IngestFailure(str(self.path), f"unreadable or damaged tar archive: {error}")
+        for name, data in sorted(files, key=lambda item: natural_key(Path(item[0]).name)):
+            yield text_document(Path(name).stem, data, f"{self.path}!{name}")
