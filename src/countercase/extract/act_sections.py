@@ -36,7 +36,7 @@ _ACT_PATTERNS: dict[str, str] = {
     "BNSS": r"Bharatiya\s+Nagarik\s+Suraksha\s+Sanhita|BNSS",
     "BNS": r"Bharatiya\s+Nyaya\s+Sanhita|BNS",
     "BSA": r"Bharatiya\s+Sakshya\s+Adhiniyam|BSA",
-    "Constitution": r"Constitution(?:\s+of\s+India)?",
+    "Constitution": r"(?:Indian\s+)?Constitution(?:\s+of\s+India)?",
 }
 _ACT_ALT = "|".join(f"(?P<{code}>{pattern})" for code, pattern in _ACT_PATTERNS.items())
 _ACT_RE = re.compile(rf"(?:{_ACT_ALT})(?![A-Za-z])", re.I)
@@ -58,6 +58,9 @@ _JOIN = re.compile(r"^\s*(?:,|\band\b|\bor\b|&|/|read\s+with|r/w\.?|with)?\s*(?:
 _DEFINITION = re.compile(
     r"(?:in\s+short|for\s+short|for\s+brevity|hereinafter(?:\s+(?:referred\s+to\s+as|called))?)"
     r"\s*[,:]?\s*(?:as\s+)?['\"‘“]+\s*(?:the\s+)?(?P<short>[A-Za-z.\s]{1,25}?)\s*['\"’”]+", re.I)
+# "Article 6 of the Convention", "Article 5 of the Universal Declaration ...": an article of
+# something named that is not the Constitution.
+_OF_NAMED = re.compile(r"\s*,?\s*of\s+(?:the\s+)?(?!(?:Indian\s+)?Constitution\b|Part\b|Schedule\b)[A-Z]")
 # A sub-clause "(1)(b)" inside a number list; its digits are not section numbers.
 _SUBCLAUSE = re.compile(r"\(\s?[0-9A-Za-z]{1,5}\s?\)|\bPart[\s-]*I{1,3}\b", re.I)
 # More numbers after an act ("Sections 147 IPC, 302 IPC, 395 IPC and 436 IPC").
@@ -121,17 +124,38 @@ def _numbers(nums: str) -> list[str]:
     return _NUMBER.findall(_SUBCLAUSE.sub(" ", nums))
 
 
+@dataclass(frozen=True)
+class UnresolvedMention:
+    """A section/article number whose act could not be determined (dropped, never guessed)."""
+
+    number: str
+    start: int
+    end: int
+    matched: str
+
+
 def find_sections(text: str) -> list[SectionMention]:
     """Every mention of a provision of a registry act, in text order (see the module rules)."""
+    return _scan(text)[0]
+
+
+def unresolved_sections(text: str) -> list[UnresolvedMention]:
+    """The mentions :func:`find_sections` drops: an act outside the registry ("Section 14 of
+    the Tamil Nadu Rent Act"), "the said Act", or no act named at all ("Sec. 302")."""
+    return _scan(text)[1]
+
+
+def _scan(text: str) -> tuple[list[SectionMention], list[UnresolvedMention]]:
     if not text:
-        return []
+        return [], []
     defined = _definitions(text)
     raw: list[tuple[re.Match, str | None, bool]] = []  # (match, act, blocked by another act)
     chained: list[tuple[int, int, str, str]] = []  # (start, end, nums, act) after an act name
     for match in _MENTION.finditer(text):
         act_match = _ACT_AFTER.match(text, match.end())
         act = _act_of(act_match) if act_match else _defined_after(text, match.end(), defined)
-        blocked = act is None and bool(_OF_OTHER.match(text, match.end()))
+        blocked = act is None and (bool(_OF_OTHER.match(text, match.end())) or (
+            _is_article(match) and bool(_OF_NAMED.match(text, match.end()))))
         raw.append((match, act, blocked))
         position = act_match.end() if act_match else None
         while position is not None:
@@ -150,11 +174,14 @@ def find_sections(text: str) -> list[SectionMention]:
             if _JOIN.match(text[match.end():raw[i + 1][0].start()]):
                 resolved[i] = resolved[i + 1]
     found: list[tuple[int, int, str, str]] = []
+    unresolved: list[UnresolvedMention] = []
     for (match, _, blocked), act in zip(raw, resolved):
         is_article = _is_article(match)
         if act is None and is_article and not blocked:
             act = "Constitution"
         if act is None:
+            unresolved += [UnresolvedMention(_clean_number(number), match.start(), match.end(),
+                                             match.group(0)) for number in _numbers(match.group("nums"))]
             continue
         if is_article != (ACTS_BY_CODE[act].unit == "Article"):
             continue  # "Article 5 of the IPC" or "Section 21 of the Constitution": not ours
@@ -165,7 +192,7 @@ def find_sections(text: str) -> list[SectionMention]:
         for number in _numbers(nums):
             mentions.append(SectionMention(section_id(act, _clean_number(number)), start, end,
                                            text[start:end]))
-    return mentions
+    return mentions, unresolved
 
 
 _ORDER = {act.code: i for i, act in enumerate(ACTS)}

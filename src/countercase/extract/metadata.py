@@ -17,7 +17,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from countercase.extract.act_sections import normalise_sections
-from countercase.extract.sc_records import ScIndex, record_bench
+from countercase.extract.sc_records import (
+    ScIndex, case_numbers, names_agree, record_bench, record_case_number,
+)
 from countercase.ingest.document import Document
 from countercase.vocab import bench_type_for
 
@@ -28,11 +30,16 @@ _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|a
 _DATE_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\s*,?\s+(\d{{4}})\b", re.I)
 _DATE_MDY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})\s*,\s*(\d{{4}})\b", re.I)
 _DATE_NUM = re.compile(r"\b(\d{1,2})[./-](\d{1,2})[./-](\d{4})\b")
-_DELIVERED = re.compile(r"delivered\s+by\s*:?\s*(?P<name>[^\n]+?)\s*,?\s*(?:C\.\s*)?J\.?\s*$", re.I | re.M)
-_CASE_NO = re.compile(
-    r"^(?P<type>[A-Za-z][A-Za-z.() ]{2,60}?)\s*No(?:s)?\.?\s*(?:\(S\))?\.?\s*(?P<num>\d[\d\-/ ,&]*?)\s*(?:\bof\s+|/\s*)(?P<year>(?:19|20)\d{2})\b",
-    re.I | re.M)
-_TITLE_SPLIT = re.compile(r"\s+(?:v\.?|vs\.?|versus)\s+", re.I)
+# "The Judgment was delivered by : A. Alagiriswami, J." (also "Judgement", "of the Court",
+# "The Order of the Court was delivered by:", a "(Non-Reportable)" prefix, the typo "wag").
+_DELIVERED = re.compile(
+    r"^[^\n]{0,40}?\b(?:judge?ment|order)\b[^\n]{0,25}?\bw\w{1,3}\s+delivered\s+by\s*:?\s*"
+    r"(?P<names>[^\n]{2,160}?)\s*$", re.I | re.M)
+# Joint authors: "M. K. Mukherjee, J. and S.P. Kurdukar, J.", "A. N. Ray, Mathew ... and Beg, JJ."
+_AUTHOR_SPLIT = re.compile(r"\s*,?\s*\b(?:C\.\s?)?JJ?\.?\s*(?:and|&|,)\s+|\s+(?:and|&)\s+", re.I)
+_JUDGE_SUFFIX = re.compile(r"[\s,]*(?:\b(?:C\.\s?)?JJ?\b\.?|\bC\.?\s?J\.?\s?I\b\.?)?[\s.,:;\-]*$", re.I)
+# " v " (lower case: an upper-case "V." is an initial, as in "T. V. Vatheeswaran v State")
+_TITLE_SPLIT = re.compile(r"\s+(?:v\.?|vs\.?|Vs\.?|VS\.?|versus|Versus|VERSUS|V/[sS]\.?)\s+")
 _SIGNATURE = re.compile(r"^\s*[\(\[](?P<name>[A-Z][A-Za-z.\s'’-]{2,40})[\)\]]\s*$", re.M)
 _CORAM = re.compile(r"Hon'?ble\s+Judges/Coram:\s*\n(?P<names>[^\n]+)", re.I)
 _CITATION = re.compile(
@@ -101,18 +108,64 @@ def parse_date(text: str) -> dt.date | None:
     return valid[0][1] if valid else None
 
 
+_HONORIFIC = re.compile(r"^(?:HON(?:'|’)?BLE\s+)?(?:THE\s+)?(?:MRS?\.?\s+|MS\.?\s+|DR\.?\s+)?(?:JUSTICE\s+)?"
+                        r"(?:DR\.?\s+)?", re.I)
+
+
 def _clean_name(name: str) -> str:
-    name = re.sub(r"\s+", " ", name).strip(" .,:;")
-    return re.sub(r"^(?:HON'?BLE\s+)?(?:MR\.?|MRS\.?|MS\.?|DR\.?)?\s*(?:JUSTICE\s+)?", "", name, flags=re.I)
+    """A judge's name as printed, tidied: honorifics and a trailing "J." dropped, "A.K.SIKRI"
+    spaced to "A.K. Sikri", all-capital names title-cased."""
+    name = re.sub(r"\s+", " ", name or "").strip(" .,:;[]()")
+    name = _HONORIFIC.sub("", name)
+    name = _JUDGE_SUFFIX.sub("", name).strip(" .,:;")
+    name = re.sub(r"\.(?=[A-Za-z]{2,})", ". ", name)
+    if name and not re.search(r"[a-z]", name):
+        name = name.title()
+    return name
 
 
-def _case_id(text: str) -> str | None:
-    match = _CASE_NO.search(text)
-    if not match:
-        return None
-    kind = re.sub(r"\s+", " ", match.group("type")).strip(" .").title()
-    number = re.sub(r"\s+", "", match.group("num")).strip(",&")
-    return f"{kind} {number}/{match.group('year')}"
+def _authors(names: str) -> list[str]:
+    """The judges a "delivered by" line names, in order (usually one)."""
+    names = _JUDGE_SUFFIX.sub("", names)
+    parts = [p for p in _AUTHOR_SPLIT.split(names) if p and p.strip()]
+    if len(parts) > 1 or "," in names:
+        # "A. N. Ray, Mathew Isaacs": a comma separates full names, never "Surname, Initials"
+        split = []
+        for part in parts:
+            pieces = [q for q in part.split(",") if q.strip()]
+            if len(pieces) > 1 and all(re.search(r"[A-Za-z]{2,}", q) and len(q.split()) >= 2
+                                       for q in pieces):
+                split += pieces
+            else:
+                split.append(part)
+        parts = split
+    cleaned = [_clean_name(p) for p in parts]
+    return [n for n in cleaned if re.search(r"[A-Za-z]{2,}", n) and len(n) <= 60]
+
+
+def _case_header(text: str, aila: bool) -> str:
+    """Where a judgment's own case number is printed: the AILA header lines between the title
+    and the first paragraph, or the PDF cause title before "JUDGMENT"."""
+    lines = text[:3000].splitlines()
+    if aila:
+        region = []
+        for line in lines[1:10]:
+            if re.match(r"\s*1\.\s", line):
+                break
+            region.append(line)
+        return "\n".join(region)
+    head = "\n".join(lines[:45])
+    body = re.search(r"^\s*(?:J\s?U\s?D\s?G\s?M\s?E\s?N\s?T|O\s?R\s?D\s?E\s?R)\s*$", head, re.M)
+    return head[:body.start()] if body else head
+
+
+def _case_id(header: str) -> tuple[str | None, list[tuple[str, int, int, str]]]:
+    """The first case number of the header as "Criminal Appeal 168/2008", and all of them."""
+    numbers = case_numbers(header)
+    if not numbers:
+        return None, []
+    name, _, year, printed = numbers[0]
+    return f"{name} {printed}/{year}", numbers
 
 
 def _outcome(text: str) -> str:
@@ -130,22 +183,16 @@ def _outcome(text: str) -> str:
     return labels[-1] if labels else "Unknown"
 
 
-def _name_tokens(name: str | None) -> set[str]:
-    return {w for w in re.findall(r"[a-z]{3,}", (name or "").lower())
-            if w not in {"the", "chief", "justice", "hon", "ble"}}
-
-
 def _link_judges(meta: JudgmentMetadata, record: dict[str, Any]) -> bool:
     """Fill judges and bench size from a linked record; False if the record contradicts the text
-    (the author the text names is not on the record's bench), so the link is refused."""
+    (a judge the text names is not on the record's bench), so the link is refused."""
     names, complete = record_bench(record)
     if not names:
         return True
     known = meta.judge_names or ([meta.author_judge] if meta.author_judge else [])
-    record_tokens = set().union(*(_name_tokens(n) for n in names))
-    if any(not (_name_tokens(j) & record_tokens) for j in known if _name_tokens(j)):
+    if any(not names_agree(judge, names) for judge in known):
         return False
-    others = [n for n in names if not any(_name_tokens(n) & _name_tokens(j) for j in known)]
+    others = [n for n in names if not any(names_agree(n, [judge]) for judge in known)]
     if others:
         meta.judge_names = known + others
         meta.sources["judge_names"] = "sc_metadata"  # the author (if any) is first, from the text
@@ -153,6 +200,10 @@ def _link_judges(meta: JudgmentMetadata, record: dict[str, Any]) -> bool:
     if complete and len(names) >= 2 and len(names) >= len(meta.judge_names):
         meta.bench_size = len(names)
         meta.sources["bench_size"] = "sc_metadata"
+    elif not complete and len(names) + 1 >= 5:
+        # a cut-off list of four names and a fragment: at least five judges, whatever the count
+        meta.bench_type = "Constitution"
+        meta.sources["bench_type"] = "sc_metadata"
     return True
 
 
@@ -232,22 +283,49 @@ def _pdf_judges(text: str) -> list[str]:
 
 
 def extract_metadata(doc: Document, sc_index: ScIndex | None = None) -> JudgmentMetadata:
-    """Metadata of one judgment. Never raises: a field that cannot be read stays None/"Unknown"
-    (an unexpected error keeps what was read so far and is noted in ``sources["error"]``)."""
+    """Metadata of one judgment. Never raises: a field that cannot be read stays None/"Unknown".
+
+    Each step (header, judges, record link, sections, outcome) runs on its own; an unexpected
+    error in one keeps what the others read and is noted in ``sources["error"]``.
+    """
     meta = JudgmentMetadata(doc_id=str(getattr(doc, "doc_id", "")),
                             source_path=str(getattr(doc, "source_path", "")))
     try:
-        _extract(doc, sc_index, meta)
-    except Exception as error:  # tolerant by contract
-        meta.sources["error"] = f"{type(error).__name__}: {error}"
+        text = doc.text or ""
+    except Exception as error:  # pages that are not text
+        meta.sources["error"] = f"text: {type(error).__name__}: {error}"
+        return meta
+    state = _State(text=text, aila=_is_aila(doc, text))
+    for step in (_header_step, _judges_step, _link_step, _sections_step, _outcome_step):
+        try:
+            step(state, meta, sc_index)
+        except Exception as error:  # tolerant by contract
+            meta.sources.setdefault("error", f"{step.__name__}: {type(error).__name__}: {error}")
+    if meta.bench_size or "bench_type" not in meta.sources:
+        meta.bench_type = bench_type_for(meta.bench_size)
+        if meta.bench_size:
+            meta.sources["bench_type"] = meta.sources.get("bench_size", "text")
     return meta
 
 
-def _extract(doc: Document, sc_index: ScIndex | None, meta: JudgmentMetadata) -> None:
-    text = doc.text or ""
+@dataclass
+class _State:
+    text: str
+    aila: bool
+    day: dt.date | None = None
+    case_keys: list[tuple[str, int, int, str]] = field(default_factory=list)
+
+
+def _is_aila(doc: Document, text: str) -> bool:
+    lines = text[:300].splitlines()
+    return getattr(doc, "source", None) == "aila_text" or \
+        (len(lines) > 1 and lines[1].strip() == "Supreme Court of India")
+
+
+def _header_step(state: _State, meta: JudgmentMetadata, _: ScIndex | None) -> None:
+    text, aila = state.text, state.aila
     head = text[:3000]
     lines = head.splitlines()
-    aila = doc.source == "aila_text" or (len(lines) > 1 and lines[1].strip() == "Supreme Court of India")
     court = re.search(r"IN THE (SUPREME COURT OF INDIA|HIGH COURT OF [A-Z ]+?)(?:\s+AT\s+[A-Z]+)?\s*$", head,
                       re.M | re.I)
     if court and not aila:
@@ -264,38 +342,64 @@ def _extract(doc: Document, sc_index: ScIndex | None, meta: JudgmentMetadata) ->
         day = parse_date(decided.group(1)) if decided else None
         day = day or (parse_date(signed.group("date")) if signed else None)
     if day:
+        state.day = day
         meta.date, meta.year, meta.month = day.isoformat(), day.year, day.month
-        meta.sources["date"] = "text"
-    meta.case_id = _case_id(head)
+        meta.sources.update(date="text", year="text", month="text")
+    meta.case_id, state.case_keys = _case_id(_case_header(text, aila))
+    if meta.case_id:
+        meta.sources["case_id"] = "text"
     # Only the header can carry this judgment's own citation; the body cites other cases.
     body = _BODY_START.search(head)
     citation = _CITATION.search(head[:body.start() if body else 1500])
     meta.citation_string = citation.group(0) if citation else None
+    if citation:
+        meta.sources["citation_string"] = "text"
 
-    delivered = _DELIVERED.search(head)
-    if delivered:
-        meta.author_judge = _clean_name(delivered.group("name"))
-        meta.judge_names = [meta.author_judge]
+
+def _judges_step(state: _State, meta: JudgmentMetadata, _: ScIndex | None) -> None:
+    head = state.text[:3000]
+    delivered = _DELIVERED.search(head[:1500] if state.aila else head)
+    authors = _authors(delivered.group("names")) if delivered else []
+    if authors:
+        meta.author_judge = authors[0]
+        meta.judge_names = authors  # joint authors are all on the bench; the bench may be larger
         meta.sources.update(judge_names="text", author_judge="text")
-    elif not aila:
+    elif not state.aila:
         author = re.search(r"^\s*J\s?U\s?D\s?G\s?M\s?E\s?N\s?T\s*\n\s*(?P<name>[A-Z][A-Za-z.\s]{2,40}?),\s*"
                            r"(?:C\.\s?)?J\.?I?\.?\s*$", head, re.M)
         if author:
             meta.author_judge = _clean_name(author.group("name"))
             meta.sources["author_judge"] = "text"
-        meta.judge_names = _pdf_judges(text)
+        meta.judge_names = _pdf_judges(state.text)
         if meta.judge_names:
             meta.bench_size = len(meta.judge_names)
             meta.sources.update(judge_names="text", bench_size="text")
 
-    record = None
-    if sc_index is not None and not meta.bench_size:
-        try:
-            record = sc_index.match(day, meta.petitioner, meta.respondent)
-        except Exception:  # a malformed record must not stop the judgment
-            record = None
-    if record and _link_judges(meta, record):
-        meta.sources["sc_record"] = str(record.get("diary_no"))
-    meta.bench_type = bench_type_for(meta.bench_size)
-    meta.act_sections = normalise_sections(text)
-    meta.outcome_label = _outcome(text)
+
+def _link_step(state: _State, meta: JudgmentMetadata, sc_index: ScIndex | None) -> None:
+    """Link to the Supreme Court record of the same date (parties or case number agree)."""
+    if sc_index is None or meta.bench_size:
+        return
+    keys = [key[:3] for key in state.case_keys]
+    record = sc_index.match(state.day, meta.petitioner, meta.respondent, author=meta.author_judge,
+                            case_keys=keys)
+    if not record or not _link_judges(meta, record):
+        return
+    meta.sources["sc_record"] = str(record.get("diary_no"))
+    if meta.case_id is None:
+        number = record_case_number(record)
+        if number:
+            name, first, last, year = number
+            meta.case_id = f"{name} {first if first == last else f'{first}-{last}'}/{year}"
+            meta.sources["case_id"] = "sc_metadata"
+
+
+def _sections_step(state: _State, meta: JudgmentMetadata, _: ScIndex | None) -> None:
+    meta.act_sections = normalise_sections(state.text)
+    meta.sources["act_sections"] = "text"
+
+
+def _outcome_step(state: _State, meta: JudgmentMetadata, _: ScIndex | None) -> None:
+    meta.outcome_label = _outcome(state.text)
+    if meta.outcome_label != "Unknown":
+        meta.sources["outcome_label"] = "text"
