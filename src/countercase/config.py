@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,6 +28,13 @@ class ExtractParams(_Section):
     facts_fallback_fraction: float = Field(0.2, gt=0, le=1)
 
 
+class IndexParams(_Section):
+    encoder: str = "all-MiniLM-L6-v2"  # or all-mpnet-base-v2, or a sentence-transformers folder
+    precision: Literal["float32", "bfloat16"] = "bfloat16"  # see countercase.index.encoders.embed
+    batch_size: int = Field(32, gt=0)
+    threads: int = Field(2, gt=0)  # Lucene indexing threads
+
+
 class RetrieveParams(_Section):
     """Every stage can be switched off: the ablations are exactly these switches."""
 
@@ -38,19 +46,32 @@ class RetrieveParams(_Section):
     dense_depth: int = Field(50, gt=0)
     rrf_k: int = Field(60, ge=0)
     fusion_weights: dict[str, dict[str, float]] = {
-        "precedents": {"bm25": 1.0, "dense": 1.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
+        "precedents": {"bm25": 1.0, "dense": 0.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
+    mmr_tasks: list[str] = ["precedents", "statutes"]  # MMR runs for these tasks only
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
     k: int = Field(10, gt=0)
     # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
+    # statutes through the precedents that cite them (countercase.retrieve.statute_bridge)
+    statute_bridge: bool = True
+    bridge_depth: int = Field(10, gt=0)
+    bridge_rank_offset: float = Field(5.0, ge=0)
+    bridge_weights: dict[str, float] = {"direct": 0.1, "precedents": 1.0}
+
+
+class EvaluateParams(_Section):
+    depth: int = Field(1000, gt=0)  # documents per query in a run file (trec_eval's cut)
+    chunk_depth: int = Field(500, gt=0)  # chunk candidates per retriever, before pooling
 
 
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
     extract: ExtractParams = ExtractParams()
+    index: IndexParams = IndexParams()
     retrieve: RetrieveParams = RetrieveParams()
+    evaluate: EvaluateParams = EvaluateParams()
 
 
 class ConfigError(ValueError):

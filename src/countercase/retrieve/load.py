@@ -1,0 +1,114 @@
+"""A :class:`~countercase.retrieve.pipeline.Retriever` opened from the stage outputs, for either
+task: the one place that knows where the ``index`` and ``embed`` stages put their files.
+
+- precedents: chunks of ``extract`` (with the judges of ``metadata.parquet``, for the judge
+  post-filter), BM25 ``index/precedents_chunks``, dense ``dense/precedents``;
+- statutes: ``index/statutes_chunks.parquet``, BM25 ``index/statutes_chunks``, dense
+  ``dense/statutes``.
+
+Without stored embeddings the dense stage (and MMR, which needs the vectors) is switched off
+with a warning, so BM25 alone still answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from countercase.config import RetrieveParams
+from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, TASKS
+from countercase.retrieve.pipeline import Retriever
+
+log = logging.getLogger(__name__)
+
+
+class MissingIndexError(FileNotFoundError):
+    """A stage output the retriever needs is not there (run the stage first)."""
+
+
+@dataclass(frozen=True)
+class IndexPaths:
+    index_dir: Path = Path("data/processed/index")
+    dense_dir: Path = Path("data/processed/dense")
+    chunks: Path = Path("data/processed/extract/chunks.parquet")
+    metadata: Path = Path("data/processed/extract/metadata.parquet")
+
+    def chunk_table(self, task: str) -> Path:
+        return self.chunks if task == "precedents" else self.index_dir / STATUTE_CHUNKS
+
+
+def _need(path: Path, what: str) -> None:
+    if not path.exists():
+        raise MissingIndexError(f"{what} not found: {path} (run `dvc repro` or the stage named)")
+
+
+def load_chunk_table(task: str, paths: IndexPaths) -> pd.DataFrame:
+    table_path = paths.chunk_table(task)
+    _need(table_path, f"{task} chunk table")
+    table = pd.read_parquet(table_path)
+    if task == "precedents" and paths.metadata.exists():
+        judges = pd.read_parquet(paths.metadata, columns=["doc_id", "judge_names"])
+        table = table.merge(judges, on="doc_id", how="left")
+    return table
+
+
+def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexPaths(),
+                   reranker=None) -> Retriever:
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}: use one of {', '.join(TASKS)}")
+    from countercase.index.bm25 import Bm25Searcher
+
+    chunks = load_chunk_table(task, paths)
+    bm25 = None
+    if params.use_bm25:
+        _need(paths.index_dir / f"{task}_chunks", f"{task} BM25 index (stage `index`)")
+        bm25 = Bm25Searcher(paths.index_dir / f"{task}_chunks")
+    dense = encoder = None
+    precision = "float32"
+    dense_dir = paths.dense_dir / task
+    if params.use_dense:
+        from countercase.index.dense import DenseIndex, read_meta
+
+        meta = read_meta(dense_dir)
+        if meta is None:
+            if not params.use_bm25:
+                _need(dense_dir / "meta.json", f"{task} embeddings (stage `embed`)")
+            log.warning("no embeddings in %s (stage `embed`): searching with BM25 only", dense_dir)
+            params = params.model_copy(update={"use_dense": False, "use_mmr": False})
+        else:
+            from countercase.index.encoders import load_encoder
+
+            dense = DenseIndex.load(dense_dir)
+            encoder = load_encoder(meta["encoder"])
+            precision = meta.get("precision", "float32")
+    return Retriever(chunks, params, bm25=bm25, dense=dense, encoder=encoder, reranker=reranker,
+                     task=task, precision=precision)
+
+
+def open_statute_search(params: RetrieveParams, paths: IndexPaths = IndexPaths()):
+    """The statute task's search: the statutes' pipeline, and (``statute_bridge`` on) the
+    precedents that cite them (:mod:`countercase.retrieve.statute_bridge`)."""
+    precedents = open_retriever("precedents", params, paths) if params.statute_bridge else None
+    return statute_search(open_retriever("statutes", params, paths), precedents, params, paths)
+
+
+def statute_search(statutes: Retriever, precedents: Retriever | None, params: RetrieveParams,
+                   paths: IndexPaths):
+    import json
+
+    from countercase.retrieve.statute_bridge import StatuteBridge, StatuteSearch
+
+    if not params.statute_bridge or precedents is None:
+        return StatuteSearch(statutes)
+    mapping_path = paths.index_dir / STATUTE_SECTIONS
+    _need(mapping_path, "statute-to-section map (stage `index`)")
+    _need(paths.metadata, "judgment metadata (stage `extract`)")
+    metadata = pd.read_parquet(paths.metadata, columns=["doc_id", "act_sections"])
+    doc_sections = {d: frozenset(s) for d, s in zip(metadata["doc_id"], metadata["act_sections"])
+                    if s is not None}
+    bridge = StatuteBridge(json.loads(mapping_path.read_text()), doc_sections,
+                           params.bridge_depth, params.bridge_rank_offset)
+    return StatuteSearch(statutes, precedents, bridge, params.bridge_weights, params.rrf_k)

@@ -1,0 +1,185 @@
+"""The ``index`` and ``embed`` stages and ``countercase search`` on a small real corpus: twelve
+AILA judgments, one Supreme Court PDF and twenty AILA statutes, through ingest and extract."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tarfile
+
+import pandas as pd
+import pypdf
+import pytest
+
+from countercase import cli
+from countercase.config import ExtractParams, IndexParams, RetrieveParams
+from countercase.extract.run import run_extract
+from countercase.index.dense import read_meta
+from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, run_embed, run_index
+from countercase.ingest.pdf import PdfDirectorySource
+from countercase.ingest.run import run_ingest
+from countercase.ingest.text import TextSource
+from countercase.retrieve.load import IndexPaths, open_retriever
+
+JUDGMENTS = [f"C{i}" for i in range(1, 13)]
+STATUTES = [f"S{i}" for i in range(1, 21)]
+PDF = "judgment_01"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, raw_dir, pdf_dir):
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "txt").mkdir()
+    (root / "pdf").mkdir()
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        for name in JUDGMENTS:
+            (root / "txt" / f"{name}.txt").write_bytes(
+                archive.extractfile(f"Object_casedocs/{name}.txt").read())
+    shutil.copy(pdf_dir / f"{PDF}.pdf", root / "pdf")
+    statutes = root / "statutes.tar.gz"
+    with tarfile.open(raw_dir / "aila2019/Object_statutes.tar.gz") as source, \
+            tarfile.open(statutes, "w:gz") as target:
+        for member in source:
+            if member.isfile() and member.name.rsplit("/", 1)[-1][:-4] in STATUTES:
+                target.addfile(member, source.extractfile(member))
+    run_ingest([TextSource(root / "txt"), PdfDirectorySource(root / "pdf")], root / "ingest")
+    run_extract(root / "ingest/documents.jsonl", raw_dir / "statutes", raw_dir / "sc_metadata/raw",
+                root / "extract", ExtractParams())
+    paths = IndexPaths(root / "index", root / "dense", root / "extract/chunks.parquet",
+                       root / "extract/metadata.parquet")
+    indexed = run_index(paths.chunks, paths.metadata, root / "ingest/documents.jsonl", statutes,
+                        root / "extract/statutes.parquet", paths.index_dir)
+    embedded = run_embed(paths.chunks, paths.index_dir / STATUTE_CHUNKS, paths.dense_dir)
+    return paths, indexed, embedded
+
+
+def test_every_index_holds_every_record(built):
+    from countercase.index.bm25 import Bm25Searcher
+
+    paths, indexed, embedded = built
+    chunks = pd.read_parquet(paths.chunks)
+    statute_chunks = pd.read_parquet(paths.index_dir / STATUTE_CHUNKS)
+    assert indexed["n_judgments"] == len(JUDGMENTS) + 1 and indexed["n_statutes"] == len(STATUTES)
+    expected = {"precedents_chunks": len(chunks), "precedents_docs": len(JUDGMENTS) + 1,
+                "statutes_chunks": len(statute_chunks), "statutes_docs": len(STATUTES)}
+    for name, count in expected.items():
+        with Bm25Searcher(paths.index_dir / name) as searcher:
+            assert searcher.num_docs == count, name
+    assert sorted(statute_chunks["doc_id"].unique()) == sorted(STATUTES)
+    assert (statute_chunks["n_tokens"] <= ExtractParams().chunk_size).all()
+    for task, table in (("precedents", chunks), ("statutes", statute_chunks)):
+        meta = read_meta(paths.dense_dir / task)
+        assert meta["count"] == len(table) and meta["precision"] == IndexParams().precision
+        assert json.loads((paths.dense_dir / task / "ids.json").read_text()) == list(table["chunk_id"])
+    assert embedded["n_precedents_chunks"] == len(chunks)
+
+
+def test_embedding_again_reuses_the_stored_vectors(built):
+    paths, _, _ = built
+    before = (paths.dense_dir / "precedents/embeddings.npy").stat().st_mtime_ns
+    run_embed(paths.chunks, paths.index_dir / STATUTE_CHUNKS, paths.dense_dir)
+    assert (paths.dense_dir / "precedents/embeddings.npy").stat().st_mtime_ns == before
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z]{4,}", text)
+
+
+def test_a_pdf_hit_points_at_the_pdf_page_that_holds_its_text(built, pdf_dir):
+    paths, _, _ = built
+    chunks = pd.read_parquet(paths.chunks)
+    retriever = open_retriever("precedents", RetrieveParams(), paths)
+    pages = [page.extract_text() for page in pypdf.PdfReader(pdf_dir / f"{PDF}.pdf").pages]
+    pdf_chunks = chunks[chunks["doc_id"] == PDF]
+    checked = 0
+    for row in pdf_chunks.iloc[1::5].itertuples():  # a passage from every few pages
+        top = retriever.search(row.text).chunks[0]
+        assert top.doc_id == PDF and top.source_path.endswith(f"{PDF}.pdf")
+        page_words = set(_words(pages[top.page_number - 1]))
+        hit_words = _words(top.text)
+        # an independent reader's text of that page holds most of the passage
+        assert sum(w in page_words for w in hit_words) >= 0.6 * len(hit_words), top.chunk_id
+        checked += 1
+    assert checked >= 3
+
+
+def test_a_statute_query_finds_its_statute_with_the_title(built):
+    paths, _, _ = built
+    table = pd.read_parquet(paths.index_dir / STATUTE_CHUNKS)
+    row = table[table["doc_id"] == "S7"].iloc[0]
+    result = open_retriever("statutes", RetrieveParams(), paths).search(row["text"][:400])
+    assert result.documents[0].doc_id == "S7"
+    assert {"bm25", "dense", "rrf"} <= set(result.documents[0].scores)
+
+
+def _run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["countercase", *args])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    out = capsys.readouterr()
+    return exit_.value.code, out.out, out.err
+
+
+def _paths_args(paths: IndexPaths) -> list[str]:
+    return ["--index-dir", str(paths.index_dir), "--dense-dir", str(paths.dense_dir),
+            "--chunks", str(paths.chunks), "--metadata", str(paths.metadata)]
+
+
+def test_search_prints_json_with_attribution(built, monkeypatch, capsys):
+    paths, _, _ = built
+    chunks = pd.read_parquet(paths.chunks)
+    text = chunks[chunks["doc_id"] == "C3"].iloc[2]["text"][:500]
+    code, out, _ = _run(monkeypatch, capsys, "search", text, "--json", "--k", "5",
+                        *_paths_args(paths))
+    rows = json.loads(out)
+    assert code == 0 and rows[0]["judgment"] == "C3" and len(rows) == 5
+    assert {"rank", "chunk_id", "page", "section_type", "source_path", "bm25", "rrf"} <= set(rows[0])
+
+
+def test_search_statutes_through_the_bridge(built, monkeypatch, capsys):
+    paths, _, _ = built
+    mapping = json.loads((paths.index_dir / STATUTE_SECTIONS).read_text())
+    assert mapping["S2"] == ["IPC-302"]
+    code, out, _ = _run(monkeypatch, capsys, "search", "The accused stabbed the deceased who died; "
+                        "charged with murder", "--task", "statutes", "--json", *_paths_args(paths))
+    rows = json.loads(out)
+    assert code == 0 and rows and all(row["statute"] in STATUTES for row in rows)
+    assert all("statute_rrf" in row for row in rows)
+
+
+def test_search_year_filter_keeps_only_those_years(built, monkeypatch, capsys):
+    paths, _, _ = built
+    years = pd.read_parquet(paths.metadata)["year"].dropna().astype(int)
+    low, high = int(years.quantile(0.25)), int(years.quantile(0.75))
+    code, out, _ = _run(monkeypatch, capsys, "search", "murder conviction appeal evidence",
+                        "--json", "--year-from", str(low), "--year-to", str(high),
+                        *_paths_args(paths))
+    rows = json.loads(out)
+    assert code == 0 and rows and all(low <= row["year"] <= high for row in rows)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["   "], "empty query"),
+    (["the of and", ], "query"),
+    (["murder", "--section", "IPC-99999x"], "IPC-99999x"),
+    (["murder", "--section", "XYZ-302"], "XYZ-302"),
+    (["murder", "--year-from", "2005", "--year-to", "1990"], "inverted year range"),
+    (["murder", "--year-from", "2100"], "matches no judgment"),
+    (["murder", "--bench", "Grand"], "Grand"),
+    (["murder", "--task", "patents"], "patents"),
+])
+def test_search_errors_are_one_line_with_status_2(built, monkeypatch, capsys, args, message):
+    paths, _, _ = built
+    code, out, err = _run(monkeypatch, capsys, "search", *args, *_paths_args(paths))
+    assert code == 2 and out == ""
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and message in errors[0] and "Traceback" not in err
+
+
+def test_search_without_an_index_says_what_is_missing(built, tmp_path, monkeypatch, capsys):
+    paths, _, _ = built
+    code, _, err = _run(monkeypatch, capsys, "search", "murder", "--index-dir", str(tmp_path),
+                        "--chunks", str(paths.chunks))
+    assert code == 2 and "BM25 index (stage `index`) not found" in err and "Traceback" not in err
