@@ -1,0 +1,1 @@
+"""The evaluation harness: collections, runs, measures, significance, regression files."""

@@ -1,0 +1,55 @@
+"""The experimental conditions: each one configuration of the one retrieval pipeline.
+
+A condition is a name, a sentence saying what it is, the level it searches (``chunks``: the
+pipeline over chunks, max-pooled to documents; ``docs``: BM25 over whole documents), its
+overrides of ``params.yaml``'s ``retrieve`` section and the tasks it applies to. ``full`` is the
+configured pipeline as it stands; the others switch stages off, so together they are the
+ablations. On the statute task every condition but ``full`` and ``precedent_bridge`` searches
+the statute texts only (no bridge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from countercase.config import RetrieveParams
+
+BOTH = ("precedents", "statutes")
+_DIRECT = {"statute_bridge": False}
+_EQUAL = {"fusion_weights": {"precedents": {"bm25": 1.0, "dense": 1.0},
+                             "statutes": {"bm25": 1.0, "dense": 1.0}}}
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    description: str
+    level: str = "chunks"
+    overrides: dict[str, Any] = field(default_factory=dict)
+    tasks: tuple[str, ...] = BOTH
+
+    def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
+        depths = {"bm25_depth": chunk_depth, "dense_depth": chunk_depth}
+        return base.model_copy(update={**depths, **self.overrides})
+
+
+CONDITIONS = (
+    Condition("bm25_docs", "BM25 (k1 0.9, b 0.4) over whole documents, query reduced to 1,000 "
+              "terms", level="docs"),
+    Condition("bm25", "BM25 over chunks, max-pooled to documents",
+              overrides={**_DIRECT, "use_dense": False, "use_mmr": False, "use_rerank": False}),
+    Condition("dense", "dense (exact inner product) over chunks, max-pooled",
+              overrides={**_DIRECT, "use_bm25": False, "use_mmr": False, "use_rerank": False}),
+    Condition("hybrid_rrf", "BM25 + dense, reciprocal rank fusion with equal weights",
+              overrides={**_DIRECT, **_EQUAL, "use_mmr": False, "use_rerank": False}),
+    Condition("hybrid_rrf_mmr", "BM25 + dense, RRF with equal weights, MMR",
+              overrides={**_DIRECT, **_EQUAL, "use_mmr": True, "mmr_tasks": list(BOTH),
+                         "use_rerank": False}),
+    Condition("precedent_bridge", "statutes cited by the precedents retrieved for the query, "
+              "alone", overrides={"bridge_weights": {"direct": 0.0, "precedents": 1.0}},
+              tasks=("statutes",)),
+    Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
+              "the statute bridge tuned on AILA_Q1..Q10)"),
+)
+BY_NAME = {c.name: c for c in CONDITIONS}

@@ -1,0 +1,143 @@
+"""Runs of every condition over a collection, their scores, and the significance tests.
+
+Outputs under ``out/<collection>/``: ``<condition>.run`` (TREC run files, ``depth`` documents
+per query), ``per_query.csv`` (every measure of every condition on every test query) and
+``significance.json``; the returned summary feeds ``metrics/retrieval.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from countercase.config import EvaluateParams, Params, RetrieveParams
+from countercase.evaluate.collection import (AILA_TASKS, Collection, aila_collection, read_qrels,
+                                             read_tsv_topics, unretrievable)
+from countercase.evaluate.conditions import Condition
+from countercase.evaluate.leakage import overlapping_documents
+from countercase.evaluate.measures import Run, aggregate, per_query, write_trec_run
+from countercase.evaluate.significance import compare_all
+from countercase.evaluate.trec import CollectionError, index_collection
+from countercase.retrieve.load import IndexPaths, open_retriever
+
+log = logging.getLogger(__name__)
+
+REFERENCES = ("full", "bm25_docs")  # every condition is tested against these two
+
+
+class _Searchers:
+    """The indexes of one collection, opened once and shared by every condition."""
+
+    def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths) -> None:
+        self.task, self.paths = task, paths
+        # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
+        full = base.model_copy(update={"use_bm25": True, "use_dense": True})
+        self.precedents = open_retriever("precedents", full, paths) \
+            if task == "precedents" or base.statute_bridge else None
+        self.statutes = open_retriever("statutes", full, paths) if task == "statutes" else None
+
+    def for_condition(self, params: RetrieveParams):
+        """``search(text, k, exclude) -> RetrievalResult`` under ``params``."""
+        if self.task == "precedents":
+            retriever = self.precedents.with_params(params)
+            return lambda text, k, exclude: retriever.search(text, k=k)
+        from countercase.retrieve.load import statute_search
+
+        search = statute_search(self.statutes.with_params(params),
+                                self.precedents.with_params(params) if self.precedents else None,
+                                params, self.paths)
+        return lambda text, k, exclude: search.search(text, k=k, exclude=exclude)
+
+
+def run_condition(condition: Condition, collection: Collection, paths: IndexPaths,
+                  base: RetrieveParams, evaluate: EvaluateParams, searchers: _Searchers | None = None,
+                  exclude: dict[str, list[str]] | None = None) -> Run:
+    """One run: ``evaluate.depth`` documents per topic. ``exclude``: per query, judgments the
+    statute bridge must not read (the leakage guard's finds)."""
+    qids = list(collection.topics)
+    run: Run = {}
+    if condition.level == "docs":
+        from countercase.index.bm25 import Bm25Searcher
+
+        with Bm25Searcher(paths.index_dir / f"{collection.task}_docs") as searcher:
+            for qid in tqdm(qids, desc=condition.name, unit="query"):
+                run[qid] = searcher.search(collection.topics[qid], evaluate.depth)
+        return run
+    params = condition.params(base, evaluate.chunk_depth)
+    searchers = searchers or _Searchers(collection.task, base, paths)
+    search = searchers.for_condition(params)
+    for qid in tqdm(qids, desc=condition.name, unit="query"):
+        result = search(collection.topics[qid], evaluate.depth, (exclude or {}).get(qid, ()))
+        # scores that fall with the rank: a pooled hit carries its best chunk's scores, which
+        # differ in kind between conditions, and trec_eval orders by score
+        run[qid] = [(hit.doc_id, float(evaluate.depth - i))
+                    for i, hit in enumerate(result.documents)]
+    return run
+
+
+def evaluate_collection(collection: Collection, conditions: list[Condition], paths: IndexPaths,
+                        base: RetrieveParams, evaluate: EvaluateParams,
+                        out: Path, doc_ids: set[str]) -> dict[str, Any]:
+    out = out / collection.name
+    out.mkdir(parents=True, exist_ok=True)
+    test = collection.test_qids()
+    conditions = [c for c in conditions if collection.task in c.tasks]
+    tables, seconds = {}, {}
+    searchers = (_Searchers(collection.task, base, paths)
+                 if any(c.level == "chunks" for c in conditions) else None)
+    overlaps = {}
+    if searchers is not None and searchers.precedents is not None:
+        chunks = searchers.precedents.chunks
+        overlaps = overlapping_documents({q: collection.topics[q] for q in test},
+                                         zip(chunks["doc_id"], chunks["text"]))
+    exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
+    for condition in conditions:
+        started = time.perf_counter()
+        run = run_condition(condition, collection, paths, base, evaluate, searchers, exclude)
+        seconds[condition.name] = round(time.perf_counter() - started, 2)
+        write_trec_run(run, out / f"{condition.name}.run", condition.name)
+        tables[condition.name] = per_query(collection.qrels, run, test)
+    long = pd.concat({name: t for name, t in tables.items()}, names=["condition"]).reset_index()
+    long.to_csv(out / "per_query.csv", index=False, float_format="%.6f")
+    significance = {
+        measure: {ref: compare_all({n: t[measure].to_numpy() for n, t in tables.items()}, ref)
+                  for ref in REFERENCES if ref in tables}
+        for measure in ("MAP", "P@10", "BPREF", "RR")}
+    (out / "significance.json").write_text(json.dumps(significance, indent=2) + "\n")
+    return {"scores": {name: aggregate(t) for name, t in tables.items()},
+            "significance": significance, "seconds": seconds,
+            "n_test_queries": len(test), "queries_with_a_corpus_copy": overlaps,
+            "unretrievable_relevant": unretrievable(
+                {q: collection.qrels[q] for q in test if q in collection.qrels}, doc_ids)}
+
+
+
+Job = tuple[Collection, IndexPaths, set[str]]  # a collection, its indexes, its document ids
+
+
+def aila_jobs(names: list[str], aila_dir: Path, paths: IndexPaths) -> list[Job]:
+    """The AILA 2019 tasks asked for (default both)."""
+    unknown = [n for n in names if n not in AILA_TASKS]
+    if unknown:
+        raise CollectionError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(AILA_TASKS)}")
+    jobs = []
+    for name in names or list(AILA_TASKS):
+        collection = aila_collection(name, aila_dir)
+        table = paths.chunk_table(collection.task)
+        doc_ids = set(pd.read_parquet(table, columns=["doc_id"])["doc_id"]) if table.exists() \
+            else set()
+        jobs.append((collection, paths, doc_ids))
+    return jobs
+
+
+def trec_job(docs: Path, topics: Path, qrels: Path, index_out: Path, params: Params) -> list[Job]:
+    """Another collection in TREC form, indexed here (:mod:`countercase.evaluate.trec`)."""
+    paths, doc_ids = index_collection(docs, index_out, params.index, params.extract)
+    return [(Collection(topics.stem, "precedents", read_tsv_topics(topics), read_qrels(qrels)),
+             paths, doc_ids)]
