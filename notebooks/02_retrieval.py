@@ -1,0 +1,64 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 Retrieval
+# The retrieval pipeline the perturbation trees call, on the AILA 2019 corpus: one search with its
+# attribution, the statute search, and the evaluation of the conditions. Run `dvc repro evaluate`
+# first. The logic lives in `countercase.retrieve` and `countercase.evaluate`.
+
+# %%
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
+os.chdir(ROOT)  # the stage outputs are addressed from the project root
+
+from countercase.aila import read_queries
+from countercase.config import load_params
+from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.load import open_retriever, open_statute_search
+
+params = load_params().retrieve
+queries = read_queries("data/raw/aila2019/Query_doc.txt")
+precedents = open_retriever("precedents", params)
+
+# %% [markdown]
+# A query's top judgments, each with the passage that ranked it, its page, its section type
+# and every stage's score. Change the filter to see which precedents a year range keeps.
+
+# %%
+result = precedents.search(queries["AILA_Q12"], SearchFilter.build(year_from=1950))
+pd.DataFrame([{"rank": h.rank, "judgment": h.doc_id, "year": h.metadata["year"],
+               "page": h.page_number, "section": h.section_type,
+               **{k: round(v, 4) for k, v in h.scores.items()}} for h in result.documents])
+
+# %%
+statutes = open_statute_search(params)
+hits = statutes.search(queries["AILA_Q12"]).documents
+pd.DataFrame([{"rank": h.rank, "statute": h.doc_id, "text": h.text[:80],
+               **{k: round(v, 4) for k, v in h.scores.items()}} for h in hits])
+
+# %% [markdown]
+# The evaluation (`metrics/retrieval.json`): every condition on the test queries AILA_Q11..Q50.
+
+# %%
+scores = json.loads(Path("metrics/retrieval.json").read_text())
+pd.concat({task: pd.DataFrame(by_condition).T for task, by_condition in scores.items()})
+
+# %% [markdown]
+# Per-query MAP of two conditions, to see where one wins.
+
+# %%
+table = pd.read_csv("data/processed/evaluate/aila2019-task1/per_query.csv")
+table.pivot(index="qid", columns="condition", values="MAP")[["bm25_docs", "full"]].round(3)
