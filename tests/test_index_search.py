@@ -183,3 +183,22 @@ def test_search_without_an_index_says_what_is_missing(built, tmp_path, monkeypat
     code, _, err = _run(monkeypatch, capsys, "search", "murder", "--index-dir", str(tmp_path),
                         "--chunks", str(paths.chunks))
     assert code == 2 and "BM25 index (stage `index`) not found" in err and "Traceback" not in err
+
+
+def test_a_chunking_variant_cuts_the_same_judgments_smaller(built):
+    from countercase.evaluate.variants import chunk_variant
+    from countercase.index.bm25 import Bm25Searcher
+
+    paths, _, _ = built
+    extract_dir = paths.chunks.parent
+    variant = chunk_variant(extract_dir.parent / "ingest/documents.jsonl", extract_dir, 128, 16,
+                            extract_dir.parent / "variants")
+    small, main = pd.read_parquet(variant.chunks), pd.read_parquet(paths.chunks)
+    assert small["n_tokens"].max() <= 128 and len(small) > 1.8 * len(main)
+    assert set(small["doc_id"]) == set(main["doc_id"])
+    first = main.drop_duplicates("doc_id").set_index("doc_id")
+    for row in small.sample(10, random_state=1).itertuples():  # same judgment metadata
+        assert first.at[row.doc_id, "year"] == row.year
+        assert first.at[row.doc_id, "case_id"] == row.case_id
+    with Bm25Searcher(variant.index_dir / "precedents_chunks") as searcher:
+        assert searcher.num_docs == len(small)

@@ -264,6 +264,8 @@ def evaluate(
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
     regressions: Optional[Path] = typer.Option(None, help="Write regression files here."),
     timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl"),
+                                   help="Judgments to cut the chunking variants from."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -277,7 +279,7 @@ def evaluate(
     from countercase.evaluate.collection import QrelsError
     from countercase.evaluate.conditions import BY_NAME, CONDITIONS
     from countercase.evaluate.regressions import write_regressions
-    from countercase.evaluate.run import aila_jobs, evaluate_collection, trec_job
+    from countercase.evaluate.run import VariantSource, aila_jobs, evaluate_collection, trec_job
     from countercase.evaluate.trec import CollectionError
     from countercase.retrieve.load import IndexPaths, MissingIndexError
 
@@ -296,8 +298,10 @@ def evaluate(
         jobs = (trec_job(docs, topics, qrels, out / "index", params) if docs else
                 aila_jobs(collection, aila_dir, IndexPaths(index_dir, dense_dir, chunks, metadata)))
         for found, paths, doc_ids in jobs:
+            variants = (VariantSource(documents, paths.chunks.parent)
+                        if not docs and documents.exists() else None)
             result = evaluate_collection(found, chosen, paths, params.retrieve, params.evaluate,
-                                         out, doc_ids)
+                                         out, doc_ids, variants)
             scores[found.name] = result.pop("scores")
             notes[found.name] = result
             if regressions:

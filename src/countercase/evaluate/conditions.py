@@ -28,6 +28,7 @@ class Condition:
     level: str = "chunks"
     overrides: dict[str, Any] = field(default_factory=dict)
     tasks: tuple[str, ...] = BOTH
+    chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
 
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
         depths = {"bm25_depth": chunk_depth, "dense_depth": chunk_depth}
@@ -39,6 +40,12 @@ CONDITIONS = (
               "terms", level="docs"),
     Condition("bm25", "BM25 over chunks, max-pooled to documents",
               overrides={**_DIRECT, "use_dense": False, "use_mmr": False, "use_rerank": False}),
+    Condition("bm25_chunks128", "BM25 over 128-token chunks (overlap 16), max-pooled",
+              overrides={"use_dense": False, "use_mmr": False, "use_rerank": False},
+              tasks=("precedents",), chunking=(128, 16)),
+    Condition("bm25_chunks510", "BM25 over 510-token chunks (overlap 64), max-pooled",
+              overrides={"use_dense": False, "use_mmr": False, "use_rerank": False},
+              tasks=("precedents",), chunking=(510, 64)),
     Condition("dense", "dense (exact inner product) over chunks, max-pooled",
               overrides={**_DIRECT, "use_bm25": False, "use_mmr": False, "use_rerank": False}),
     Condition("hybrid_rrf", "BM25 + dense, reciprocal rank fusion with equal weights",

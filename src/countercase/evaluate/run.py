@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from countercase.evaluate.leakage import overlapping_documents
 from countercase.evaluate.measures import Run, aggregate, per_query, write_trec_run
 from countercase.evaluate.significance import compare_all
 from countercase.evaluate.trec import CollectionError, index_collection
+from countercase.evaluate.variants import chunk_variant
 from countercase.retrieve.load import IndexPaths, open_retriever
 
 log = logging.getLogger(__name__)
@@ -34,10 +36,11 @@ REFERENCES = ("full", "bm25_docs")  # every condition is tested against these tw
 class _Searchers:
     """The indexes of one collection, opened once and shared by every condition."""
 
-    def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths) -> None:
+    def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths,
+                 dense: bool = True) -> None:
         self.task, self.paths = task, paths
         # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
-        full = base.model_copy(update={"use_bm25": True, "use_dense": True})
+        full = base.model_copy(update={"use_bm25": True, "use_dense": dense})
         self.precedents = open_retriever("precedents", full, paths) \
             if task == "precedents" or base.statute_bridge else None
         self.statutes = open_retriever("statutes", full, paths) if task == "statutes" else None
@@ -70,7 +73,8 @@ def run_condition(condition: Condition, collection: Collection, paths: IndexPath
                 run[qid] = searcher.search(collection.topics[qid], evaluate.depth)
         return run
     params = condition.params(base, evaluate.chunk_depth)
-    searchers = searchers or _Searchers(collection.task, base, paths)
+    searchers = searchers or _Searchers(collection.task, base, paths,
+                                        dense=condition.chunking is None)
     search = searchers.for_condition(params)
     for qid in tqdm(qids, desc=condition.name, unit="query"):
         result = search(collection.topics[qid], evaluate.depth, (exclude or {}).get(qid, ()))
@@ -81,13 +85,24 @@ def run_condition(condition: Condition, collection: Collection, paths: IndexPath
     return run
 
 
+@dataclass(frozen=True)
+class VariantSource:
+    """What a chunking variant is cut from: the ingest stage's documents and the extract
+    stage's folder (sections, metadata)."""
+
+    documents: Path
+    extract_dir: Path
+
+
 def evaluate_collection(collection: Collection, conditions: list[Condition], paths: IndexPaths,
                         base: RetrieveParams, evaluate: EvaluateParams,
-                        out: Path, doc_ids: set[str]) -> dict[str, Any]:
+                        out: Path, doc_ids: set[str],
+                        variants: VariantSource | None = None) -> dict[str, Any]:
     out = out / collection.name
     out.mkdir(parents=True, exist_ok=True)
     test = collection.test_qids()
-    conditions = [c for c in conditions if collection.task in c.tasks]
+    conditions = [c for c in conditions if collection.task in c.tasks
+                  and (c.chunking is None or variants is not None)]
     tables, seconds = {}, {}
     searchers = (_Searchers(collection.task, base, paths)
                  if any(c.level == "chunks" for c in conditions) else None)
@@ -99,7 +114,13 @@ def evaluate_collection(collection: Collection, conditions: list[Condition], pat
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
     for condition in conditions:
         started = time.perf_counter()
-        run = run_condition(condition, collection, paths, base, evaluate, searchers, exclude)
+        if condition.chunking:
+            size, overlap = condition.chunking
+            variant = chunk_variant(variants.documents, variants.extract_dir, size, overlap,
+                                    out.parent / "chunkings")
+            run = run_condition(condition, collection, variant, base, evaluate)
+        else:
+            run = run_condition(condition, collection, paths, base, evaluate, searchers, exclude)
         seconds[condition.name] = round(time.perf_counter() - started, 2)
         write_trec_run(run, out / f"{condition.name}.run", condition.name)
         tables[condition.name] = per_query(collection.qrels, run, test)
