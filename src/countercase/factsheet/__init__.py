@@ -1,0 +1,1 @@
+"""Structured fact sheets: the unit the counterfactual engine perturbs."""
