@@ -1,0 +1,1 @@
+"""The counterfactual engine: what a fact may be changed into, and the perturbation trees."""
