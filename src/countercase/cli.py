@@ -348,6 +348,96 @@ def tune(
         log.info("%s: best on the tuning queries %s", name, found["best"])
 
 
+@app.command()
+def factsheets(
+    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
+    extract_dir: Path = typer.Option(Path("data/processed/extract")),
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
+    out: Path = typer.Option(Path("data/processed/factsheets")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the coverage here (JSON)."),
+    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Rule fact sheets of every judgment and every AILA query."""
+    from countercase.aila import TopicsError, read_queries
+    from countercase.factsheet.run import run_factsheets
+
+    for path, what in ((documents, "documents file"), (extract_dir, "extract folder"),
+                       (queries, "topics file")):
+        _require(path, what)
+    try:
+        topics = read_queries(queries)
+    except TopicsError as error:
+        raise UserError(str(error)) from None
+    report = run_factsheets(documents, extract_dir, topics, out,
+                            load_params(params_path).extract.facts_fallback_fraction)
+    if metrics:
+        _write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
+    if timing:
+        _write_json(timing, report["timing"])
+
+
+@app.command()
+def adjacency(
+    extract_dir: Path = typer.Option(Path("data/processed/extract")),
+    out: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the edge counts here (JSON)."),
+    min_count: int = typer.Option(3, help="Co-citations needed for an edge."),
+) -> None:
+    """The section adjacency map (chapters, cross-references, co-citation, IPC->BNS, CrPC->BNSS)."""
+    import pandas as pd
+
+    from countercase.perturb.adjacency import build_adjacency
+
+    for name in ("statutes.parquet", "constitution_crossrefs.parquet", "metadata.parquet"):
+        _require(extract_dir / name, f"extract stage output {name}")
+    metadata = pd.read_parquet(extract_dir / "metadata.parquet", columns=["act_sections"])
+    edges = build_adjacency(pd.read_parquet(extract_dir / "statutes.parquet"),
+                            pd.read_parquet(extract_dir / "constitution_crossrefs.parquet"),
+                            (s for s in metadata["act_sections"] if s is not None), min_count)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    edges.to_parquet(out, index=False)
+    nodes = set(edges["source"]) | set(edges["target"])
+    if metrics:
+        _write_json(metrics, {"n_edges": len(edges), "n_sections": len(nodes),
+                              "edges_per_kind": edges["kind"].value_counts().sort_index().to_dict()})
+    log.info("%d edges over %d sections -> %s", len(edges), len(nodes), out)
+
+
+@app.command()
+def factsheet(
+    text: Optional[str] = typer.Argument(None, help="Case text (facts) to read."),
+    case_id: Optional[str] = typer.Option(None, help="A judgment or AILA query id (C12, AILA_Q3)."),
+    file: Optional[Path] = typer.Option(None, help="A fact sheet JSON to check and show."),
+    sheets_dir: Path = typer.Option(Path("data/processed/factsheets")),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """One fact sheet, from raw text, a corpus or query id, or a fact sheet file."""
+    from countercase.factsheet.schema import FactSheetError, validate_sheet
+    from countercase.factsheet.show import find_sheet, render
+
+    given = [x for x in (text, case_id, file) if x]
+    if len(given) != 1:
+        raise UserError("give exactly one of: case text, --case-id, --file")
+    source_text = None
+    try:
+        if file:
+            _require(file, "fact sheet file")
+            sheet = validate_sheet(json.loads(file.read_text(encoding="utf-8")))
+        elif case_id:
+            sheet = find_sheet(case_id, sheets_dir)
+        else:
+            from countercase.factsheet.rules import extract_rules
+
+            sheet, source_text = extract_rules(text, "text", "text"), text
+    except (FactSheetError, ValueError, LookupError) as error:
+        raise UserError(str(error)) from None
+    if as_json:
+        typer.echo(sheet.model_dump_json(indent=2))
+    else:
+        render(sheet, source_text)
+
+
 def _print_scores(scores: dict) -> None:
     from rich.console import Console
     from rich.table import Table
