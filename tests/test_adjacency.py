@@ -52,9 +52,13 @@ def test_chapter_edges_join_neighbouring_sections_of_one_chapter(table):
 
 
 def test_cocitation_counts_are_the_judgments_citing_both(cited):
-    counted = {(e["source"], e["target"]): e["weight"] for e in cocitation_edges(cited, 1)}
-    for (a, b), n in list(counted.items())[:25]:
-        assert n == sum(1 for sections in cited if a in sections and b in sections)
+    edges = cocitation_edges(cited, 1)
+    for edge in edges[:25]:
+        a, b = edge["source"], edge["target"]
+        n = sum(1 for sections in cited if a in sections and b in sections)
+        n_a, n_b = (sum(1 for sections in cited if x in sections) for x in (a, b))
+        assert edge["evidence"] == f"cited together in {n} judgments"
+        assert edge["weight"] == pytest.approx(n / (n_a * n_b) ** 0.5, abs=1e-4)
 
 
 def test_the_map_has_every_kind_with_its_evidence(edges):

@@ -21,7 +21,7 @@ PARTY_TYPES = ("Individual", "Minor", "Corporation", "Partnership", "State", "Un
 EVIDENCE_TYPES = ("DyingDeclaration", "Confession", "MedicalReport", "PostMortemReport",
                   "EyeWitness", "Recovery", "Document", "Expert", "FIR", "LastSeen",
                   "Circumstantial", "ExtraJudicialConfession")
-EXTRACTORS = ("rules", "llm", "manual")
+EXTRACTORS = ("rules", "llm", "manual", "perturbation")
 SCHEMA_PATH = Path(__file__).with_name("factsheet.schema.json")
 
 PartyType = Literal[PARTY_TYPES]  # type: ignore[valid-type]

@@ -6,7 +6,7 @@ Every edge records its kind and the evidence for it:
   "Of offences affecting the human body"), weight 1;
 - ``constitution_crossref``: an Article naming another (the extract stage's cross-references);
 - ``co_citation``: two sections cited in the same judgments, at least ``min_count`` of them; the
-  weight is the count;
+  weight is their association (see :func:`cocitation_edges`), the count is in the evidence;
 - ``correspondence``: an old code's section and its successor in the 2023 codes (IPC -> BNS,
   CrPC -> BNSS), found from the texts (the new codes' table carries no titles): each section is
   cut into its sub-sections, every sub-section is compared by TF-IDF cosine with every sub-section
@@ -61,12 +61,19 @@ def crossref_edges(crossrefs: pd.DataFrame) -> list[dict]:
 
 
 def cocitation_edges(cited: Iterable[Iterable[str]], min_count: int = 3) -> list[dict]:
-    counts: Counter[tuple[str, str]] = Counter()
+    """Weight: the association ``n_ab / sqrt(n_a * n_b)`` (0 to 1), so that a section cited with
+    everything (IPC 34, common intention) does not outrank a true neighbour; the count is in
+    the evidence."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    singles: Counter[str] = Counter()
     for sections in cited:
-        counts.update(combinations(sorted(set(sections)), 2))
-    return [{"source": a, "target": b, "kind": "co_citation", "weight": float(n),
+        unique = sorted(set(sections))
+        singles.update(unique)
+        pairs.update(combinations(unique, 2))
+    return [{"source": a, "target": b, "kind": "co_citation",
+             "weight": round(n / (singles[a] * singles[b]) ** 0.5, 4),
              "evidence": f"cited together in {n} judgments"}
-            for (a, b), n in sorted(counts.items()) if n >= min_count]
+            for (a, b), n in sorted(pairs.items()) if n >= min_count]
 
 
 def _parts(text: str) -> list[str]:
