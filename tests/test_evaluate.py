@@ -4,14 +4,12 @@ end to end on real statutes and AILA queries, and the regression file of a real 
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from countercase import cli
 from countercase.aila import TEST, read_queries
 from countercase.config import load_params
 from countercase.evaluate.collection import (QrelsError, aila_collection, read_qrels,
@@ -89,17 +87,10 @@ def trec_collection(tmp_path_factory, raw_dir):
     return root, len(docs)
 
 
-def _run(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["countercase", *args])
-    with pytest.raises(SystemExit) as exit_:
-        cli.main()
-    return exit_.value.code, capsys.readouterr().err
-
-
-def test_a_trec_collection_runs_through_the_same_command(trec_collection, monkeypatch, capsys):
+def test_a_trec_collection_runs_through_the_same_command(trec_collection, run_cli):
     root, n_docs = trec_collection
     out = root / "out"
-    code, err = _run(monkeypatch, capsys, "evaluate", "--docs", str(root / "docs.jsonl"),
+    code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"),
                      "--topics", str(root / "topics.tsv"), "--qrels", str(root / "qrels.txt"),
                      "--out", str(out), "--metrics", str(root / "scores.json"),
                      "--condition", "bm25_docs", "--condition", "hybrid_rrf")
@@ -115,11 +106,11 @@ def test_a_trec_collection_runs_through_the_same_command(trec_collection, monkey
     assert len(table) == 2 * 4 and {"condition", "qid", "MAP", "R@20"} <= set(table.columns)
 
 
-def test_evaluate_rejects_bad_arguments(trec_collection, monkeypatch, capsys):
+def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
     root, _ = trec_collection
-    code, err = _run(monkeypatch, capsys, "evaluate", "--condition", "bm26")
+    code, _, err = run_cli("evaluate", "--condition", "bm26")
     assert code == 2 and "unknown condition(s) bm26" in err
-    code, err = _run(monkeypatch, capsys, "evaluate", "--docs", str(root / "docs.jsonl"))
+    code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"))
     assert code == 2 and "--docs, --topics and --qrels together" in err
 
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import tarfile
 
 import pytest
 
-from countercase import cli
 from countercase.aila import read_queries
 from countercase.config import ExtractParams
 from countercase.extract.run import run_extract
@@ -137,27 +135,19 @@ def test_empty_text_is_refused():
         extract_rules("   ", "x", "text")
 
 
-def _run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["countercase", *args])
-    with pytest.raises(SystemExit) as exit_:
-        cli.main()
-    out = capsys.readouterr()
-    return exit_.value.code, out.out, out.err
-
-
-def test_cli_reads_text_ids_and_files(stage, monkeypatch, capsys, tmp_path):
+def test_cli_reads_text_ids_and_files(stage, run_cli, tmp_path):
     out, _, sheets, _ = stage
-    code, printed, _ = _run(monkeypatch, capsys, "factsheet", "--case-id", "AILA_Q10",
+    code, printed, _ = run_cli("factsheet", "--case-id", "AILA_Q10",
                             "--sheets-dir", str(out / "sheets"), "--json")
     assert code == 0 and validate_sheet(json.loads(printed)) == sheets["AILA_Q10"]
     text = "The appellant, a tenant aged about 17 years, was convicted under Section 302 IPC."
-    code, printed, _ = _run(monkeypatch, capsys, "factsheet", text, "--json")
+    code, printed, _ = run_cli("factsheet", text, "--json")
     sheet = validate_sheet(json.loads(printed))
     assert code == 0 and sheet.parties.petitioner.type == "Tenant"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**sheet.model_dump(), "outcome": "Won"}))
-    code, _, err = _run(monkeypatch, capsys, "factsheet", "--file", str(bad))
+    code, _, err = run_cli("factsheet", "--file", str(bad))
     assert code == 2 and "outcome" in err and "'Won'" in err and "Traceback" not in err
-    code, _, err = _run(monkeypatch, capsys, "factsheet", "--case-id", "C999999",
+    code, _, err = run_cli("factsheet", "--case-id", "C999999",
                         "--sheets-dir", str(out / "sheets"))
     assert code == 2 and "C999999" in err

@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 import tarfile
 
 import pandas as pd
 import pypdf
 import pytest
 
-from countercase import cli
 from countercase.config import ExtractParams, IndexParams, RetrieveParams
 from countercase.extract.run import run_extract
 from countercase.index.dense import read_meta
@@ -114,46 +112,38 @@ def test_a_statute_query_finds_its_statute_with_the_title(built):
     assert {"bm25", "dense", "rrf"} <= set(result.documents[0].scores)
 
 
-def _run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["countercase", *args])
-    with pytest.raises(SystemExit) as exit_:
-        cli.main()
-    out = capsys.readouterr()
-    return exit_.value.code, out.out, out.err
-
-
 def _paths_args(paths: IndexPaths) -> list[str]:
     return ["--index-dir", str(paths.index_dir), "--dense-dir", str(paths.dense_dir),
             "--chunks", str(paths.chunks), "--metadata", str(paths.metadata)]
 
 
-def test_search_prints_json_with_attribution(built, monkeypatch, capsys):
+def test_search_prints_json_with_attribution(built, run_cli):
     paths, _, _ = built
     chunks = pd.read_parquet(paths.chunks)
     text = chunks[chunks["doc_id"] == "C3"].iloc[2]["text"][:500]
-    code, out, _ = _run(monkeypatch, capsys, "search", text, "--json", "--k", "5",
+    code, out, _ = run_cli("search", text, "--json", "--k", "5",
                         *_paths_args(paths))
     rows = json.loads(out)
     assert code == 0 and rows[0]["judgment"] == "C3" and len(rows) == 5
     assert {"rank", "chunk_id", "page", "section_type", "source_path", "bm25", "rrf"} <= set(rows[0])
 
 
-def test_search_statutes_through_the_bridge(built, monkeypatch, capsys):
+def test_search_statutes_through_the_bridge(built, run_cli):
     paths, _, _ = built
     mapping = json.loads((paths.index_dir / STATUTE_SECTIONS).read_text())
     assert mapping["S2"] == ["IPC-302"]
-    code, out, _ = _run(monkeypatch, capsys, "search", "The accused stabbed the deceased who died; "
+    code, out, _ = run_cli("search", "The accused stabbed the deceased who died; "
                         "charged with murder", "--task", "statutes", "--json", *_paths_args(paths))
     rows = json.loads(out)
     assert code == 0 and rows and all(row["statute"] in STATUTES for row in rows)
     assert all("statute_rrf" in row for row in rows)
 
 
-def test_search_year_filter_keeps_only_those_years(built, monkeypatch, capsys):
+def test_search_year_filter_keeps_only_those_years(built, run_cli):
     paths, _, _ = built
     years = pd.read_parquet(paths.metadata)["year"].dropna().astype(int)
     low, high = int(years.quantile(0.25)), int(years.quantile(0.75))
-    code, out, _ = _run(monkeypatch, capsys, "search", "murder conviction appeal evidence",
+    code, out, _ = run_cli("search", "murder conviction appeal evidence",
                         "--json", "--year-from", str(low), "--year-to", str(high),
                         *_paths_args(paths))
     rows = json.loads(out)
@@ -170,17 +160,17 @@ def test_search_year_filter_keeps_only_those_years(built, monkeypatch, capsys):
     (["murder", "--bench", "Grand"], "Grand"),
     (["murder", "--task", "patents"], "patents"),
 ])
-def test_search_errors_are_one_line_with_status_2(built, monkeypatch, capsys, args, message):
+def test_search_errors_are_one_line_with_status_2(built, run_cli, args, message):
     paths, _, _ = built
-    code, out, err = _run(monkeypatch, capsys, "search", *args, *_paths_args(paths))
+    code, out, err = run_cli("search", *args, *_paths_args(paths))
     assert code == 2 and out == ""
     errors = [line for line in err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and message in errors[0] and "Traceback" not in err
 
 
-def test_search_without_an_index_says_what_is_missing(built, tmp_path, monkeypatch, capsys):
+def test_search_without_an_index_says_what_is_missing(built, tmp_path, run_cli):
     paths, _, _ = built
-    code, _, err = _run(monkeypatch, capsys, "search", "murder", "--index-dir", str(tmp_path),
+    code, _, err = run_cli("search", "murder", "--index-dir", str(tmp_path),
                         "--chunks", str(paths.chunks))
     assert code == 2 and "BM25 index (stage `index`) not found" in err and "Traceback" not in err
 

@@ -22,6 +22,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 log = logging.getLogger("countercase")
 
 PARAMS_OPTION = typer.Option(Path("params.yaml"), "--params", help="Parameters file.")
+TIMING_OPTION = typer.Option(None, help="Write wall-clock timings here (JSON).")
 # Where the stages put what retrieval reads (countercase.retrieve.load.IndexPaths).
 INDEX_DIR_OPTION = typer.Option(Path("data/processed/index"), help="Output of the index stage.")
 DENSE_DIR_OPTION = typer.Option(Path("data/processed/dense"), help="Output of the embed stage.")
@@ -58,7 +59,7 @@ def ingest(
         None, help="Local copy of the indian-supreme-court-judgments open-data bucket."),
     out: Path = typer.Option(Path("data/processed/ingest"), help="Output folder."),
     metrics: Optional[Path] = typer.Option(None, help="Write the counts here (JSON)."),
-    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Read judgments from every source into documents.jsonl (+ failures.jsonl)."""
@@ -96,7 +97,7 @@ def extract(
     sc_metadata: Optional[Path] = typer.Option(
         Path("data/raw/sc_metadata/raw"), help="Supreme Court metadata records (JSON)."),
     out: Path = typer.Option(Path("data/processed/extract"), help="Output folder."),
-    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Metadata, sections, chunks and the statute table from ingested documents."""
@@ -142,7 +143,7 @@ def index(
     statute_table: Path = typer.Option(Path("data/processed/extract/statutes.parquet"),
                                        help="The statute table of the extract stage."),
     out: Path = typer.Option(Path("data/processed/index")),
-    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """BM25 indexes of both tasks at chunk and at document level."""
@@ -164,7 +165,7 @@ def embed(
     chunks: Path = typer.Option(Path("data/processed/extract/chunks.parquet")),
     statute_chunks: Path = typer.Option(Path("data/processed/index/statutes_chunks.parquet")),
     out: Path = typer.Option(Path("data/processed/dense")),
-    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
@@ -263,7 +264,7 @@ def evaluate(
     metrics: Optional[Path] = typer.Option(None, help="Write the scores here (JSON)."),
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
     regressions: Optional[Path] = typer.Option(None, help="Write regression files here."),
-    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
     documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl"),
                                    help="Judgments to cut the chunking variants from."),
     index_dir: Path = INDEX_DIR_OPTION,
@@ -355,7 +356,7 @@ def factsheets(
     queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
     out: Path = typer.Option(Path("data/processed/factsheets")),
     metrics: Optional[Path] = typer.Option(None, help="Write the coverage here (JSON)."),
-    timing: Optional[Path] = typer.Option(None, help="Write wall-clock timings here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
