@@ -439,6 +439,98 @@ def factsheet(
         render(sheet, source_text)
 
 
+@app.command()
+def perturb(
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
+    edges: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    out: Path = typer.Option(Path("data/processed/trees")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the summary here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """A perturbation tree for every AILA query (depth, branching from params.yaml)."""
+    import pandas as pd
+
+    from countercase.aila import TopicsError, read_queries
+    from countercase.perturb.run import run_perturb
+    from countercase.retrieve.load import IndexPaths, MissingIndexError, open_retriever
+
+    _require(edges, "section adjacency map (stage `adjacency`)")
+    params = load_params(params_path)
+    try:
+        topics = read_queries(queries)
+        retriever = open_retriever("precedents", params.retrieve,
+                                   IndexPaths(index_dir, dense_dir, chunks, metadata))
+    except (TopicsError, MissingIndexError) as error:
+        raise UserError(str(error)) from None
+    report = run_perturb(topics, retriever, pd.read_parquet(edges), out, params.perturb,
+                         queries.parent)
+    if metrics:
+        _write_json(metrics, report["summary"])
+    if timing:
+        _write_json(timing, report["timing"])
+
+
+@app.command()
+def tree(
+    query: Optional[str] = typer.Option(None, help="An AILA query id (AILA_Q12)."),
+    text: Optional[str] = typer.Option(None, help="Case text to read the fact sheet from."),
+    sheet: Optional[Path] = typer.Option(None, help="A fact sheet JSON (structured queries)."),
+    depth: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.depth."),
+    branching: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.branching."),
+    out: Path = typer.Option(Path("tree.json")),
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt")),
+    edges: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """One perturbation tree, from a query id, raw text or a fact sheet, written as JSON."""
+    import pandas as pd
+
+    from countercase.aila import read_queries
+    from countercase.factsheet.rules import extract_rules
+    from countercase.factsheet.schema import FactSheetError, validate_sheet
+    from countercase.perturb.run import retriever_search
+    from countercase.perturb.tree import PerturbationTree, TreeError
+    from countercase.retrieve.load import IndexPaths, MissingIndexError, open_retriever
+
+    if len([x for x in (query, text, sheet) if x]) != 1:
+        raise UserError("give exactly one of --query, --text, --sheet")
+    _require(edges, "section adjacency map (stage `adjacency`)")
+    params = load_params(params_path)
+    depth = params.perturb.depth if depth is None else depth
+    branching = params.perturb.branching if branching is None else branching
+    try:
+        if query:
+            topics = read_queries(queries)
+            if query not in topics:
+                raise UserError(f"no query {query!r} in {queries}")
+            text = topics[query]
+            root = extract_rules(text, query, "query")
+        elif text:
+            root = extract_rules(text, "text", "text")
+        else:
+            _require(sheet, "fact sheet file")
+            root = validate_sheet(json.loads(sheet.read_text(encoding="utf-8")))
+        retriever = open_retriever("precedents", params.retrieve,
+                                   IndexPaths(index_dir, dense_dir, chunks, metadata))
+        built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
+                                 params.perturb.k, text=text,
+                                 prune_below=params.perturb.prune_below).build(depth, branching)
+    except (FactSheetError, TreeError, MissingIndexError, ValueError) as error:
+        raise UserError(str(error)) from None
+    out.write_text(built.to_json({**params.perturb.model_dump(), "depth": depth,
+                                  "branching": branching}), encoding="utf-8")
+    log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)
+
+
 def _print_scores(scores: dict) -> None:
     from rich.console import Console
     from rich.table import Table

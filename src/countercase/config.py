@@ -65,6 +65,13 @@ class EvaluateParams(_Section):
     chunk_depth: int = Field(500, gt=0)  # chunk candidates per retriever, before pooling
 
 
+class PerturbParams(_Section):
+    depth: int = Field(3, gt=0)
+    branching: int = Field(5, gt=0)
+    k: int = Field(10, gt=0)  # results per node compared between nodes
+    prune_below: float = Field(0.5, ge=0)  # a child moving ranks less than this is not expanded
+
+
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
@@ -72,6 +79,7 @@ class Params(_Section):
     index: IndexParams = IndexParams()
     retrieve: RetrieveParams = RetrieveParams()
     evaluate: EvaluateParams = EvaluateParams()
+    perturb: PerturbParams = PerturbParams()
 
 
 class ConfigError(ValueError):
