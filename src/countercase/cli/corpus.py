@@ -1,0 +1,108 @@
+"""Subcommands of the corpus stages: ingest, extract, extract-eval, paper."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
+from countercase.config import load_params
+
+log = logging.getLogger("countercase")
+
+
+@app.command()
+def ingest(
+    aila: Optional[Path] = typer.Option(None, help="AILA judgments: a .tar.gz or a folder of .txt."),
+    pdfs: Optional[Path] = typer.Option(None, help="Folder of judgment PDFs."),
+    sc_root: Optional[Path] = typer.Option(
+        None, help="Local copy of the indian-supreme-court-judgments open-data bucket."),
+    out: Path = typer.Option(Path("data/processed/ingest"), help="Output folder."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the counts here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Read judgments from every source into documents.jsonl (+ failures.jsonl)."""
+    from countercase.ingest.pdf import PdfDirectorySource
+    from countercase.ingest.run import run_ingest
+    from countercase.ingest.sc_opendata import ScOpenDataSource
+    from countercase.ingest.text import TextSource
+
+    params = load_params(params_path).ingest
+    for path, what in ((aila, "AILA judgments"), (pdfs, "PDF folder"), (sc_root, "open-data copy")):
+        require(path, what)
+    sources = []
+    if aila:
+        sources.append(TextSource(aila))
+    if pdfs:
+        sources.append(PdfDirectorySource(pdfs, params))
+    if sc_root:
+        sources.append(ScOpenDataSource(sc_root, params))
+    if not sources:
+        raise UserError("nothing to ingest: give --aila, --pdfs or --sc-root")
+    stats = run_ingest(sources, out)
+    log.info("ingested %d documents (%d pages), %d failures -> %s", stats["n_documents"],
+             stats["n_pages"], stats["n_failures"], out)
+    timings = {k: v for k, v in stats.items() if "second" in k}
+    if metrics:
+        write_json(metrics, {k: v for k, v in stats.items() if k not in timings})
+    if timing:
+        write_json(timing, timings)
+
+
+@app.command()
+def extract(
+    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
+    statutes: Path = typer.Option(Path("data/raw/statutes"), help="Shipped statute texts."),
+    sc_metadata: Optional[Path] = typer.Option(
+        Path("data/raw/sc_metadata/raw"), help="Supreme Court metadata records (JSON)."),
+    out: Path = typer.Option(Path("data/processed/extract"), help="Output folder."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Metadata, sections, chunks and the statute table from ingested documents."""
+    from countercase.extract.run import run_extract
+
+    require(documents, "documents file")
+    require(statutes, "statutes folder")
+    require(sc_metadata, "Supreme Court metadata folder")
+    stats = run_extract(documents, statutes, sc_metadata, out, load_params(params_path).extract)
+    if timing:
+        write_json(timing, stats["timing"])
+
+
+@app.command("extract-eval")
+def extract_eval(
+    metadata: Path = typer.Option(Path("data/processed/extract/metadata.parquet")),
+    summary: Optional[Path] = typer.Option(
+        Path("data/processed/extract/summary.json"), help="Counts of the extract stage."),
+    gold: Path = typer.Option(Path("data/gold"), help="Folder of gold metadata_gold_*.jsonl."),
+    rhetorical_roles: Path = typer.Option(Path("data/raw/rhetorical_roles")),
+    out: Path = typer.Option(Path("metrics/extraction.json")),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Accuracy of metadata against the gold sample; segmentation against rhetorical roles."""
+    from countercase.extract.evaluation import evaluate_extraction
+
+    require(metadata, "metadata file")
+    require(gold, "gold folder")
+    require(rhetorical_roles, "rhetorical-role annotations")
+    require(summary, "extract summary")
+    write_json(out, evaluate_extraction(metadata, summary, gold, rhetorical_roles,
+                                         load_params(params_path).extract))
+    log.info("extraction metrics -> %s", out)
+
+
+@app.command()
+def paper(
+    source: Path = typer.Option(Path("paper/paper.qmd"), help="The Quarto manuscript."),
+    out: Path = typer.Option(Path("paper/_output/paper.html"), help="Rendered HTML."),
+) -> None:
+    """Render the paper from the metrics (Quarto if installed, else jupytext + nbconvert)."""
+    from countercase.paper import render_paper
+
+    require(source, "manuscript")
+    log.info("paper rendered by %s -> %s", render_paper(source, out), out)

@@ -1,0 +1,199 @@
+"""Subcommands of the counterfactual engine: factsheets, factsheet, adjacency, perturb, tree."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
+                                  METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
+                                  require, write_json)
+from countercase.config import load_params
+
+log = logging.getLogger("countercase")
+
+
+@app.command()
+def factsheets(
+    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
+    extract_dir: Path = typer.Option(Path("data/processed/extract")),
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
+    out: Path = typer.Option(Path("data/processed/factsheets")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the coverage here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Rule fact sheets of every judgment and every AILA query."""
+    from countercase.aila import TopicsError, read_queries
+    from countercase.factsheet.run import run_factsheets
+
+    for path, what in ((documents, "documents file"), (extract_dir, "extract folder"),
+                       (queries, "topics file")):
+        require(path, what)
+    try:
+        topics = read_queries(queries)
+    except TopicsError as error:
+        raise UserError(str(error)) from None
+    report = run_factsheets(documents, extract_dir, topics, out,
+                            load_params(params_path).extract.facts_fallback_fraction)
+    if metrics:
+        write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
+    if timing:
+        write_json(timing, report["timing"])
+
+
+@app.command()
+def adjacency(
+    extract_dir: Path = typer.Option(Path("data/processed/extract")),
+    out: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the edge counts here (JSON)."),
+    min_count: int = typer.Option(3, help="Co-citations needed for an edge."),
+) -> None:
+    """The section adjacency map (chapters, cross-references, co-citation, IPC->BNS, CrPC->BNSS)."""
+    import pandas as pd
+
+    from countercase.perturb.adjacency import build_adjacency
+
+    for name in ("statutes.parquet", "constitution_crossrefs.parquet", "metadata.parquet"):
+        require(extract_dir / name, f"extract stage output {name}")
+    metadata = pd.read_parquet(extract_dir / "metadata.parquet", columns=["act_sections"])
+    edges = build_adjacency(pd.read_parquet(extract_dir / "statutes.parquet"),
+                            pd.read_parquet(extract_dir / "constitution_crossrefs.parquet"),
+                            (s for s in metadata["act_sections"] if s is not None), min_count)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    edges.to_parquet(out, index=False)
+    nodes = set(edges["source"]) | set(edges["target"])
+    if metrics:
+        write_json(metrics, {"n_edges": len(edges), "n_sections": len(nodes),
+                              "edges_per_kind": edges["kind"].value_counts().sort_index().to_dict()})
+    log.info("%d edges over %d sections -> %s", len(edges), len(nodes), out)
+
+
+@app.command()
+def factsheet(
+    text: Optional[str] = typer.Argument(None, help="Case text (facts) to read."),
+    case_id: Optional[str] = typer.Option(None, help="A judgment or AILA query id (C12, AILA_Q3)."),
+    file: Optional[Path] = typer.Option(None, help="A fact sheet JSON to check and show."),
+    sheets_dir: Path = typer.Option(Path("data/processed/factsheets")),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """One fact sheet, from raw text, a corpus or query id, or a fact sheet file."""
+    from countercase.factsheet.schema import FactSheetError, validate_sheet
+    from countercase.factsheet.show import find_sheet, render
+
+    given = [x for x in (text, case_id, file) if x]
+    if len(given) != 1:
+        raise UserError("give exactly one of: case text, --case-id, --file")
+    source_text = None
+    try:
+        if file:
+            require(file, "fact sheet file")
+            sheet = validate_sheet(json.loads(file.read_text(encoding="utf-8")))
+        elif case_id:
+            sheet = find_sheet(case_id, sheets_dir)
+        else:
+            from countercase.factsheet.rules import extract_rules
+
+            sheet, source_text = extract_rules(text, "text", "text"), text
+    except (FactSheetError, ValueError, LookupError) as error:
+        raise UserError(str(error)) from None
+    if as_json:
+        typer.echo(sheet.model_dump_json(indent=2))
+    else:
+        render(sheet, source_text)
+
+
+@app.command()
+def perturb(
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
+    edges: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    out: Path = typer.Option(Path("data/processed/trees")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the summary here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """A perturbation tree for every AILA query (depth, branching from params.yaml)."""
+    import pandas as pd
+
+    from countercase.aila import TopicsError, read_queries
+    from countercase.perturb.run import run_perturb
+    from countercase.retrieve.load import IndexPaths, MissingIndexError, open_retriever
+
+    require(edges, "section adjacency map (stage `adjacency`)")
+    params = load_params(params_path)
+    try:
+        topics = read_queries(queries)
+        retriever = open_retriever("precedents", params.retrieve,
+                                   IndexPaths(index_dir, dense_dir, chunks, metadata))
+    except (TopicsError, MissingIndexError) as error:
+        raise UserError(str(error)) from None
+    report = run_perturb(topics, retriever, pd.read_parquet(edges), out, params.perturb,
+                         queries.parent)
+    if metrics:
+        write_json(metrics, report["summary"])
+    if timing:
+        write_json(timing, report["timing"])
+
+
+@app.command()
+def tree(
+    query: Optional[str] = typer.Option(None, help="An AILA query id (AILA_Q12)."),
+    text: Optional[str] = typer.Option(None, help="Case text to read the fact sheet from."),
+    sheet: Optional[Path] = typer.Option(None, help="A fact sheet JSON (structured queries)."),
+    depth: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.depth."),
+    branching: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.branching."),
+    out: Path = typer.Option(Path("tree.json")),
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt")),
+    edges: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """One perturbation tree, from a query id, raw text or a fact sheet, written as JSON."""
+    import pandas as pd
+
+    from countercase.aila import read_queries
+    from countercase.factsheet.rules import extract_rules
+    from countercase.factsheet.schema import FactSheetError, validate_sheet
+    from countercase.perturb.run import retriever_search
+    from countercase.perturb.tree import PerturbationTree, TreeError
+    from countercase.retrieve.load import IndexPaths, MissingIndexError, open_retriever
+
+    if len([x for x in (query, text, sheet) if x]) != 1:
+        raise UserError("give exactly one of --query, --text, --sheet")
+    require(edges, "section adjacency map (stage `adjacency`)")
+    params = load_params(params_path)
+    depth = params.perturb.depth if depth is None else depth
+    branching = params.perturb.branching if branching is None else branching
+    try:
+        if query:
+            topics = read_queries(queries)
+            if query not in topics:
+                raise UserError(f"no query {query!r} in {queries}")
+            text = topics[query]
+            root = extract_rules(text, query, "query")
+        elif text:
+            root = extract_rules(text, "text", "text")
+        else:
+            require(sheet, "fact sheet file")
+            root = validate_sheet(json.loads(sheet.read_text(encoding="utf-8")))
+        retriever = open_retriever("precedents", params.retrieve,
+                                   IndexPaths(index_dir, dense_dir, chunks, metadata))
+        built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
+                                 params.perturb.k, text=text,
+                                 prune_below=params.perturb.prune_below).build(depth, branching)
+    except (FactSheetError, TreeError, MissingIndexError, ValueError) as error:
+        raise UserError(str(error)) from None
+    out.write_text(built.to_json({**params.perturb.model_dump(), "depth": depth,
+                                  "branching": branching}), encoding="utf-8")
+    log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)
