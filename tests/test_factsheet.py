@@ -130,9 +130,11 @@ def test_ages_on_real_sentences_are_not_also_durations(corpus):
         assert not any(d.span.text in a.span.text for d in durations for a in ages)
 
 
-def test_empty_text_is_refused():
+def test_empty_text_and_text_in_another_language_are_refused():
     with pytest.raises(ValueError, match="empty text"):
         extract_rules("   ", "x", "text")
+    with pytest.raises(ValueError, match="not in English"):  # Hindi: "the appellant was convicted"
+        extract_rules("अपीलकर्ता को भारतीय दंड संहिता की धारा 302 के अंतर्गत दोषी ठहराया गया।", "x", "text")
 
 
 def test_cli_reads_text_ids_and_files(stage, run_cli, tmp_path):

@@ -65,11 +65,19 @@ class EvaluateParams(_Section):
     chunk_depth: int = Field(500, gt=0)  # chunk candidates per retriever, before pooling
 
 
+class FactsheetParams(_Section):
+    llm: bool = True  # run the local LLM too, when it is installed (make llm)
+    llm_judgments: int = Field(5, ge=0)  # judgments sampled for the LLM, beside the 50 queries
+    llm_max_chars: int = Field(2500, gt=100)  # facts text given to the LLM (its prompt cost)
+
+
 class PerturbParams(_Section):
     depth: int = Field(3, gt=0)
     branching: int = Field(5, gt=0)
     k: int = Field(10, gt=0)  # results per node compared between nodes
     prune_below: float = Field(0.5, ge=0)  # a child moving ranks less than this is not expanded
+    llm_check: bool = False  # the plan's LLM plausibility check (about 10 s a candidate)
+    llm_check_queries: int = Field(2, ge=0)  # trees built with the check on, for its acceptance
 
 
 class Params(_Section):
@@ -79,6 +87,7 @@ class Params(_Section):
     index: IndexParams = IndexParams()
     retrieve: RetrieveParams = RetrieveParams()
     evaluate: EvaluateParams = EvaluateParams()
+    factsheets: FactsheetParams = FactsheetParams()
     perturb: PerturbParams = PerturbParams()
 
 

