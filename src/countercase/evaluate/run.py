@@ -146,7 +146,8 @@ def aila_jobs(names: list[str], aila_dir: Path, paths: IndexPaths) -> list[Job]:
     """The AILA 2019 tasks asked for (default both)."""
     unknown = [n for n in names if n not in AILA_TASKS]
     if unknown:
-        raise CollectionError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(AILA_TASKS)}")
+        raise CollectionError(f"unknown collection(s) {', '.join(unknown)}: "
+                              f"use {', '.join(AILA_TASKS)}")
     jobs = []
     for name in names or list(AILA_TASKS):
         collection = aila_collection(name, aila_dir)

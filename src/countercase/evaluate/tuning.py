@@ -13,19 +13,16 @@ moves the optimum shows in ``metrics/tuning.json`` without silently changing the
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from typing import Any
 
-import pandas as pd
 from tqdm import tqdm
 
 from countercase.config import Params
 from countercase.evaluate.collection import Collection
 from countercase.evaluate.leakage import overlapping_documents
 from countercase.evaluate.measures import aggregate, per_query
-from countercase.index.run import STATUTE_SECTIONS
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
 
 log = logging.getLogger(__name__)
@@ -92,10 +89,7 @@ def tune_statutes(collection: Collection, params: Params, paths: IndexPaths) -> 
             "fusion_weights": _weights("statutes", dense, params)}))
         direct[dense, mmr] = {q: [h.doc_id for h in retriever.search(text, k=1000).documents]
                               for q, text in collection.topics.items()}
-    mapping = json.loads((paths.index_dir / STATUTE_SECTIONS).read_text())
-    metadata = pd.read_parquet(paths.metadata, columns=["doc_id", "act_sections"])
-    sections = {d: frozenset(s) for d, s in zip(metadata["doc_id"], metadata["act_sections"])
-                if s is not None}
+    mapping, sections = bridge_inputs(paths)
     rows = []
     for (dense, mmr), bridge_depth, offset, weight in itertools.product(
             direct, BRIDGE_DEPTHS, BRIDGE_OFFSETS, DIRECT_WEIGHTS):

@@ -15,8 +15,7 @@ from tqdm import tqdm
 
 from countercase.config import ExtractParams
 from countercase.extract.chunking import chunk_document, load_tokenizer
-from countercase.extract.run import CHUNK_CASE_FIELDS
-from countercase.extract.segment import Segment
+from countercase.extract.run import CHUNK_CASE_FIELDS, read_sections
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.run import chunk_records
 from countercase.ingest.run import read_documents
@@ -35,9 +34,7 @@ def chunk_variant(documents: Path, extract_dir: Path, size: int, overlap: int, o
         return paths
     folder.mkdir(parents=True, exist_ok=True)
     metadata = pd.read_parquet(paths.metadata).set_index("doc_id")
-    sections = {doc_id: [Segment(r.section_type, int(r.start), int(r.end))
-                         for r in group.itertuples()]
-                for doc_id, group in pd.read_parquet(extract_dir / "sections.parquet").groupby("doc_id")}
+    sections = read_sections(extract_dir / "sections.parquet")
     tokenizer = load_tokenizer(extract.encoder)
     rows = []
     for doc in tqdm(read_documents(documents), desc=f"chunk {size}/{overlap}", unit="doc"):

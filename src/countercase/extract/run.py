@@ -28,7 +28,7 @@ from countercase.config import ExtractParams
 from countercase.extract.chunking import chunk_document, load_tokenizer, truncation
 from countercase.extract.metadata import extract_metadata
 from countercase.extract.sc_records import load_sc_index
-from countercase.extract.segment import segment
+from countercase.extract.segment import Segment, segment
 from countercase.extract.statutes import build_constitution_crossrefs, build_statute_table
 from countercase.ingest.run import read_documents
 
@@ -103,3 +103,9 @@ def run_extract(documents: Path, statutes_dir: Path, sc_metadata_dir: Path | Non
     log.info("extracted %d judgments, %d chunks, %d statute sections (%d failures) in %.1f s",
              len(metadata), len(chunks_df), len(statutes), len(failures), timing["total_seconds"])
     return {**summary, "timing": {k: round(v, 3) for k, v in timing.items()}}
+
+
+def read_sections(path: Path) -> dict[str, list[Segment]]:
+    """``sections.parquet`` back as each judgment's segments, in text order."""
+    return {doc_id: [Segment(r.section_type, int(r.start), int(r.end)) for r in group.itertuples()]
+            for doc_id, group in pd.read_parquet(path).groupby("doc_id")}

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 import pandas as pd
 from tqdm import tqdm
 
-from countercase.extract.segment import Segment
+from countercase.extract.run import read_sections
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import FactSheet
 from countercase.ingest.run import read_documents
@@ -55,9 +55,7 @@ def _write(path: Path, sheets: Iterable[FactSheet]) -> None:
 def judgment_sheets(documents: Path, extract_dir: Path, facts_fraction: float,
                     failures: list[dict]) -> Iterator[FactSheet]:
     metadata = pd.read_parquet(extract_dir / "metadata.parquet").set_index("doc_id")
-    sections = {doc_id: [Segment(r.section_type, int(r.start), int(r.end))
-                         for r in group.itertuples()]
-                for doc_id, group in pd.read_parquet(extract_dir / "sections.parquet").groupby("doc_id")}
+    sections = read_sections(extract_dir / "sections.parquet")
     for doc in tqdm(read_documents(documents), desc="fact sheets", unit="doc"):
         if doc.doc_id not in metadata.index:
             continue  # the extract stage recorded why

@@ -67,10 +67,11 @@ def doc_records(documents: Path, metadata: pd.DataFrame) -> Iterator[dict[str, A
                "outcome": row["outcome_label"]}
 
 
-def statute_documents(aila_statutes: Path) -> list[Document]:
+def statute_documents(aila_statutes: Path, loaded: list[dict] | None = None) -> list[Document]:
+    """The AILA statutes as documents (title, then text); ``loaded``: the statutes already read."""
     return [Document(s["statute_id"], "aila_statute", f"{aila_statutes}!{s['statute_id']}.txt",
                      [Page(0, f"{s['title']}\n{s['text']}")])
-            for s in load_aila_statutes(aila_statutes)]
+            for s in (loaded if loaded is not None else load_aila_statutes(aila_statutes))]
 
 
 def plain_chunk_table(documents: list[Document], extract: ExtractParams,
@@ -108,9 +109,9 @@ def run_index(chunks_path: Path, metadata_path: Path, documents_path: Path,
     out.mkdir(parents=True, exist_ok=True)
     chunks = pd.read_parquet(chunks_path)
     metadata = pd.read_parquet(metadata_path)
-    statutes = statute_documents(aila_statutes)
-    texts = {s["statute_id"]: s for s in load_aila_statutes(aila_statutes)}
-    mapping = map_statutes(((sid, s["title"], s["text"]) for sid, s in texts.items()),
+    raw = load_aila_statutes(aila_statutes)
+    statutes = statute_documents(aila_statutes, raw)
+    mapping = map_statutes(((s["statute_id"], s["title"], s["text"]) for s in raw),
                            pd.read_parquet(statute_table))
     (out / STATUTE_SECTIONS).write_text(json.dumps(mapping, indent=1, sort_keys=True) + "\n")
     statutes_table = plain_chunk_table(statutes, extract, "Statute")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np

@@ -95,20 +95,24 @@ def open_statute_search(params: RetrieveParams, paths: IndexPaths = IndexPaths()
     return statute_search(open_retriever("statutes", params, paths), precedents, params, paths)
 
 
-def statute_search(statutes: Retriever, precedents: Retriever | None, params: RetrieveParams,
-                   paths: IndexPaths):
+def bridge_inputs(paths: IndexPaths) -> tuple[dict[str, list[str]], dict[str, frozenset[str]]]:
+    """What the statute bridge reads: statute -> section ids, judgment -> the sections it cites."""
     import json
 
-    from countercase.retrieve.statute_bridge import StatuteBridge, StatuteSearch
-
-    if not params.statute_bridge or precedents is None:
-        return StatuteSearch(statutes)
     mapping_path = paths.index_dir / STATUTE_SECTIONS
     _need(mapping_path, "statute-to-section map (stage `index`)")
     _need(paths.metadata, "judgment metadata (stage `extract`)")
     metadata = pd.read_parquet(paths.metadata, columns=["doc_id", "act_sections"])
     doc_sections = {d: frozenset(s) for d, s in zip(metadata["doc_id"], metadata["act_sections"])
                     if s is not None}
-    bridge = StatuteBridge(json.loads(mapping_path.read_text()), doc_sections,
-                           params.bridge_depth, params.bridge_rank_offset)
+    return json.loads(mapping_path.read_text()), doc_sections
+
+
+def statute_search(statutes: Retriever, precedents: Retriever | None, params: RetrieveParams,
+                   paths: IndexPaths):
+    from countercase.retrieve.statute_bridge import StatuteBridge, StatuteSearch
+
+    if not params.statute_bridge or precedents is None:
+        return StatuteSearch(statutes)
+    bridge = StatuteBridge(*bridge_inputs(paths), params.bridge_depth, params.bridge_rank_offset)
     return StatuteSearch(statutes, precedents, bridge, params.bridge_weights, params.rrf_k)
