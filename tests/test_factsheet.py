@@ -150,6 +150,10 @@ def test_cli_reads_text_ids_and_files(stage, run_cli, tmp_path):
     bad.write_text(json.dumps({**sheet.model_dump(), "outcome": "Won"}))
     code, _, err = run_cli("factsheet", "--file", str(bad))
     assert code == 2 and "outcome" in err and "'Won'" in err and "Traceback" not in err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    code, _, err = run_cli("factsheet", "--file", str(broken))
+    assert code == 2 and str(broken) in err and "is not JSON" in err
     code, _, err = run_cli("factsheet", "--case-id", "C999999",
                         "--sheets-dir", str(out / "sheets"))
     assert code == 2 and "C999999" in err

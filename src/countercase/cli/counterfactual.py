@@ -49,6 +49,13 @@ def factsheets(
         write_json(timing, report["timing"])
 
 
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path} is not JSON: {error}") from None
+
+
 def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path) -> dict:
     """The LLM's sheets of the queries and a sample of judgments, or why it did not run."""
     import random
@@ -126,7 +133,7 @@ def factsheet(
     try:
         if file:
             require(file, "fact sheet file")
-            sheet = validate_sheet(json.loads(file.read_text(encoding="utf-8")))
+            sheet = validate_sheet(_read_json(file))
         elif case_id:
             sheet = find_sheet(case_id, sheets_dir)
         else:
@@ -220,7 +227,7 @@ def tree(
             root = extract_rules(text, "text", "text")
         else:
             require(sheet, "fact sheet file")
-            root = validate_sheet(json.loads(sheet.read_text(encoding="utf-8")))
+            root = validate_sheet(_read_json(sheet))
         retriever = open_retriever("precedents", params.retrieve,
                                    IndexPaths(index_dir, dense_dir, chunks, metadata))
         built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
