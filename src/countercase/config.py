@@ -58,6 +58,9 @@ class RetrieveParams(_Section):
     bridge_depth: int = Field(10, gt=0)
     bridge_rank_offset: float = Field(5.0, ge=0)
     bridge_weights: dict[str, float] = {"direct": 0.1, "precedents": 1.0}
+    # the reranker used when use_rerank is on: the train_reranker stage's ONNX export
+    rerank_model: str = "data/processed/reranker/onnx"
+    rerank_backend: Literal["onnx-int8", "onnx-fp32", "torch"] = "onnx-int8"
 
 
 class EvaluateParams(_Section):
@@ -80,6 +83,30 @@ class PerturbParams(_Section):
     llm_check_queries: int = Field(2, ge=0)  # trees built with the check on, for its acceptance
 
 
+class RerankerParams(_Section):
+    """Stage train_reranker (countercase.reranker): mining, training, export."""
+
+    query_chars: int = Field(1500, gt=100)  # facts of the citing judgment given as the query
+    max_judgments: int = Field(400, ge=0)  # citing judgments mined (seeded sample; 0: all)
+    max_positives: int = Field(5, ge=1)  # cited judgments used per citing judgment
+    max_statute_positives: int = Field(1, ge=0)  # cited AILA statutes used per judgment
+    statute_groups: bool = True  # also train on judgment -> statute pairs
+    negatives: int = Field(3, ge=1)  # negatives per positive (a group = 1 + negatives)
+    negative_skip: int = Field(2, ge=0)  # top uncited judgments skipped (unlabelled relevant)
+    search_depth: int = Field(40, gt=0)  # BM25/dense hits the negatives are drawn from
+    dense_negatives: bool = True  # also from dense hits, when the embed stage's vectors exist
+    leakage_threshold: float = Field(0.5, gt=0, le=1)  # share of a query's 8-shingles
+    max_groups: int = Field(0, ge=0)  # 0: all mined groups
+    max_length: int = Field(256, ge=16)  # word pieces of a (query, passage) pair
+    groups_per_step: int = Field(4, gt=0)
+    learning_rate: float = Field(3e-5, gt=0)
+    budget_minutes: float = Field(20.0, gt=0)  # wall-clock cap of training
+    curve_at: list[float] = [0.25, 0.5, 1.0]  # fractions of the pass validated (learning curve)
+    select_by: Literal["MAP", "nDCG@10"] = "MAP"  # checkpoint choice on AILA_Q1..Q10
+    depths: list[int] = [10, 20, 50]  # reranking depths measured against latency
+    threads: int = Field(2, gt=0)
+
+
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
@@ -89,6 +116,7 @@ class Params(_Section):
     evaluate: EvaluateParams = EvaluateParams()
     factsheets: FactsheetParams = FactsheetParams()
     perturb: PerturbParams = PerturbParams()
+    reranker: RerankerParams = RerankerParams()
 
 
 class ConfigError(ValueError):

@@ -58,5 +58,8 @@ CONDITIONS = (
               tasks=("statutes",)),
     Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
               "the statute bridge tuned on AILA_Q1..Q10)"),
+    Condition("rerank", "the configured pipeline with the domain reranker (stage "
+              "train_reranker, retrieve.rerank_backend) over the top rerank_depth chunks",
+              overrides={"use_rerank": True}),
 )
 BY_NAME = {c.name: c for c in CONDITIONS}

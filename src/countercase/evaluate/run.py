@@ -37,13 +37,19 @@ class _Searchers:
     """The indexes of one collection, opened once and shared by every condition."""
 
     def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths,
-                 dense: bool = True) -> None:
+                 dense: bool = True, rerank: bool = False) -> None:
         self.task, self.paths = task, paths
         # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
         full = base.model_copy(update={"use_bm25": True, "use_dense": dense})
-        self.precedents = open_retriever("precedents", full, paths) \
+        reranker = None
+        if rerank or base.use_rerank:  # one reranker (and score cache) for every condition
+            from countercase.retrieve.rerank import load_reranker
+
+            reranker = load_reranker(base.rerank_model, base.rerank_backend)
+        self.precedents = open_retriever("precedents", full, paths, reranker=reranker) \
             if task == "precedents" or base.statute_bridge else None
-        self.statutes = open_retriever("statutes", full, paths) if task == "statutes" else None
+        self.statutes = (open_retriever("statutes", full, paths, reranker=reranker)
+                         if task == "statutes" else None)
 
     def for_condition(self, params: RetrieveParams):
         """``search(text, k, exclude) -> RetrievalResult`` under ``params``."""
@@ -103,8 +109,15 @@ def evaluate_collection(collection: Collection, conditions: list[Condition], pat
     test = collection.test_qids()
     conditions = [c for c in conditions if collection.task in c.tasks
                   and (c.chunking is None or variants is not None)]
+    reranks = [c for c in conditions if c.overrides.get("use_rerank")]
+    model = Path(base.rerank_model)
+    if reranks and not model.is_dir():
+        log.warning("no trained reranker in %s (stage train_reranker): condition(s) %s skipped",
+                    model, ", ".join(c.name for c in reranks))
+        conditions = [c for c in conditions if c not in reranks]
+        reranks = []
     tables, seconds = {}, {}
-    searchers = (_Searchers(collection.task, base, paths)
+    searchers = (_Searchers(collection.task, base, paths, rerank=bool(reranks))
                  if any(c.level == "chunks" for c in conditions) else None)
     overlaps = {}
     if searchers is not None and searchers.precedents is not None:

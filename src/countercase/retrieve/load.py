@@ -62,6 +62,13 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
     from countercase.index.bm25 import Bm25Searcher
 
     chunks = load_chunk_table(task, paths)
+    if params.use_rerank and reranker is None:
+        from countercase.retrieve.rerank import load_reranker
+
+        try:
+            reranker = load_reranker(params.rerank_model, params.rerank_backend)
+        except FileNotFoundError as error:
+            raise MissingIndexError(f"{error}; or set retrieve.use_rerank to false") from None
     bm25 = None
     if params.use_bm25:
         _need(paths.index_dir / f"{task}_chunks", f"{task} BM25 index (stage `index`)")

@@ -144,6 +144,20 @@ def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     return Path(out_dir)
 
 
+def load_reranker(model: str | Path, backend: str = "onnx-int8", threads: int = 2) -> "Reranker":
+    """The domain reranker of stage ``train_reranker``, cached: ``onnx-int8`` / ``onnx-fp32``
+    (``model`` is its ONNX folder) or ``torch`` (the PyTorch checkpoint in ``model/../model``)."""
+    model = Path(model)
+    if backend == "torch":
+        return CachedReranker(CrossEncoderReranker(model.parent / "model"))
+    from countercase.reranker.onnx import FP32, INT8, OnnxCrossEncoderReranker
+
+    file = {"onnx-int8": INT8, "onnx-fp32": FP32}.get(backend)
+    if file is None:
+        raise ValueError(f"unknown reranker backend {backend!r}: onnx-int8, onnx-fp32 or torch")
+    return CachedReranker(OnnxCrossEncoderReranker(model, file, threads=threads))
+
+
 def rerank(candidates: Sequence[Any], scores: Sequence[float]) -> list[tuple[str, float]]:
     """``[(id, score)]`` by score descending; equal scores keep the candidates' order.
 

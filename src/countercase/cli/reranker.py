@@ -1,0 +1,54 @@
+"""Subcommand of the domain reranker: train-reranker (stage train_reranker)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
+from countercase.config import load_params
+
+log = logging.getLogger("countercase")
+
+
+@app.command("train-reranker")
+def train_reranker(
+    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
+    extract_dir: Path = typer.Option(Path("data/processed/extract"), help="Extract stage output."),
+    index_dir: Path = typer.Option(Path("data/processed/index"), help="Index stage output."),
+    dense_dir: Path = typer.Option(Path("data/processed/dense"),
+                                   help="Embed stage output (optional: BM25 negatives only)."),
+    aila_dir: Path = typer.Option(Path("data/raw/aila2019")),
+    out: Path = typer.Option(Path("data/processed/reranker")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    judgments: int = typer.Option(0, help="Mine only this many citing judgments (0: all)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it."""
+    from countercase.reranker.run import run_train_reranker
+    from countercase.retrieve.load import MissingIndexError
+
+    for path, what in ((documents, "documents file"), (extract_dir / "chunks.parquet", "chunks"),
+                       (extract_dir / "sections.parquet", "sections"),
+                       (extract_dir / "metadata.parquet", "metadata"),
+                       (index_dir / "precedents_chunks", "precedents BM25 index"),
+                       (index_dir / "statutes_chunks", "statutes BM25 index"),
+                       (index_dir / "statute_sections.json", "statute-to-section map"),
+                       (aila_dir / "Query_doc.txt", "AILA topics")):
+        require(path, what)
+    if judgments < 0:
+        raise UserError(f"--judgments must be 0 or more, got {judgments}")
+    try:
+        found = run_train_reranker(load_params(params_path), documents, extract_dir, index_dir,
+                                   dense_dir, aila_dir, out, judgments)
+    except MissingIndexError as error:
+        raise UserError(str(error)) from None
+    if metrics:
+        write_json(metrics, found["report"])
+    if timing:
+        write_json(timing, found["timing"])
+    log.info("reranker -> %s (%s)", out, found["timing"])

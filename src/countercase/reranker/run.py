@@ -1,0 +1,291 @@
+"""Stage ``train_reranker``: mine citations and pairs, train, export, measure.
+
+Outputs under ``out/``: ``model/`` (the best PyTorch checkpoint), ``onnx/`` (``model.onnx``,
+``model.int8.onnx``, tokenizer), ``citations_sample.json`` (resolved and unresolved citations
+for inspection), ``groups.jsonl`` (the training groups), ``leakage.json`` (the documents that
+hold an AILA query's text and the groups dropped for them). Metrics: citation counts, groups,
+training, the learning curve and the validation scores on AILA_Q1..Q10 (Task 1: the current
+pipeline's candidates reranked), ONNX parity, speed, and reranking depth against latency.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from countercase.aila import TUNING, read_queries
+from countercase.config import Params
+from countercase.reranker.citations import citation_counts, cited_pairs, mine_citations
+from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
+                                        statutes_cited)
+
+log = logging.getLogger(__name__)
+
+
+def _sample(citations, texts: dict[str, str], seed: int, resolved: int = 50,
+            unresolved: int = 20) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for status, n in (("resolved", resolved), ("unresolved", unresolved)):
+        pool = [c for c in citations if c.status == status]
+        for c in sorted(rng.sample(pool, min(n, len(pool))), key=lambda c: (c.citing, c.start)):
+            text = texts[c.citing]
+            row = {**c.to_dict(), "context": " ".join(text[max(0, c.start - 100):c.start + 140].split())}
+            if c.cited:
+                row["cited_title"] = texts[c.cited].lstrip().split("\n", 1)[0]
+            rows.append(row)
+    return rows
+
+
+def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, dense_dir: Path,
+         queries: dict[str, str], out: Path, max_judgments: int = 0) -> tuple[list, dict[str, Any]]:
+    from countercase.extract.run import read_sections
+    from countercase.index.bm25 import Bm25Searcher
+    from countercase.ingest.run import read_documents
+
+    p = params.reranker
+    metadata = pd.read_parquet(extract_dir / "metadata.parquet",
+                               columns=["doc_id", "year", "act_sections"])
+    year = {d: (int(y) if y == y and y is not None else None)
+            for d, y in zip(metadata["doc_id"], metadata["year"])}
+    sections_of = {d: list(s) if s is not None else [] for d, s in
+                   zip(metadata["doc_id"], metadata["act_sections"])}
+    texts = {doc.doc_id: doc.text for doc in read_documents(documents)}
+    citations, titles = mine_citations((d, t, year.get(d)) for d, t in texts.items())
+    counts = citation_counts(citations)
+    (out / "citations_sample.json").write_text(json.dumps(
+        _sample(citations, texts, params.seed), indent=1, ensure_ascii=False) + "\n")
+    cites = cited_pairs(citations)
+    statute_map = json.loads((index_dir / "statute_sections.json").read_text())
+
+    leaking = leaking_documents(queries, texts.items(), p.leakage_threshold)
+    segments = read_sections(extract_dir / "sections.parquet")
+    precedent_chunks = pd.read_parquet(extract_dir / "chunks.parquet",
+                                       columns=["chunk_id", "doc_id", "text"])
+    statute_chunks = pd.read_parquet(index_dir / "statutes_chunks.parquet",
+                                     columns=["chunk_id", "doc_id", "text"])
+    dense = encoder = None
+    precision = "float32"
+    from countercase.index.dense import read_meta
+
+    meta = read_meta(dense_dir / "precedents") if p.dense_negatives else None
+    if meta is not None:
+        from countercase.index.dense import DenseIndex
+        from countercase.index.encoders import load_encoder
+
+        dense = DenseIndex.load(dense_dir / "precedents")
+        encoder = load_encoder(meta["encoder"])
+        precision = meta.get("precision", "float32")
+    elif p.dense_negatives:
+        log.warning("no embeddings in %s: negatives from BM25 only", dense_dir / "precedents")
+    rng = random.Random(params.seed)
+    groups = []
+    with Bm25Searcher(index_dir / "precedents_chunks") as bm25_p, \
+            Bm25Searcher(index_dir / "statutes_chunks") as bm25_s:
+        precedents = Miner("precedents", precedent_chunks, bm25_p, p.negatives, p.negative_skip,
+                           p.search_depth, dense, encoder, precision)
+        statutes = Miner("statutes", statute_chunks, bm25_s, p.negatives, p.negative_skip,
+                         p.search_depth)
+        # judgments with a resolved precedent citation (the validation task's kind of link);
+        # their statute links come along
+        citing = sorted(cites, key=lambda d: (len(d), d))
+        random.Random(params.seed).shuffle(citing)  # a seeded sample when capped
+        cap = max_judgments or p.max_judgments
+        citing = citing[:cap] if cap else citing
+        for doc in tqdm(citing, desc="mine pairs", unit="judgment"):
+            query = facts_query(texts[doc], segments.get(doc), p.query_chars)
+            cited = cites.get(doc, [])[:p.max_positives]
+            if cited:
+                groups += precedents.groups(doc, query, cited, set(), rng)
+            laws = statutes_cited(sections_of.get(doc, ()), statute_map)[:p.max_statute_positives]
+            if laws and p.statute_groups:
+                groups += statutes.groups(doc, query, laws, set(), rng)
+    kept, dropped = drop_leaking(groups, set(leaking))
+    with (out / "groups.jsonl").open("w", encoding="utf-8") as handle:
+        for g in kept:
+            handle.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
+    leak_report = {"threshold": p.leakage_threshold, "n_gram": 8,
+                   "documents": {d: [{"query": q, "share": s} for q, s in hits]
+                                 for d, hits in leaking.items()},
+                   "groups_dropped": len(dropped),
+                   "groups_dropped_by_document": {
+                       d: sum(d in {g.query_doc, g.positive_doc, *g.negative_docs} for g in dropped)
+                       for d in leaking}}
+    (out / "leakage.json").write_text(json.dumps(leak_report, indent=1) + "\n")
+    stats = {"citations": counts, "n_titles": len(titles),
+             "citing_judgments_resolved": len(cites),
+             "cited_pairs_resolved": sum(len(v) for v in cites.values()),
+             "groups_mined": {t: sum(g.task == t for g in groups) for t in ("precedents", "statutes")},
+             "groups_kept": {t: sum(g.task == t for g in kept) for t in ("precedents", "statutes")},
+             "groups_dropped_by_leakage": len(dropped),
+             "leaking_documents": {d: [q for q, _ in hits] for d, hits in leaking.items()},
+             "negatives_from": "bm25+dense" if dense is not None else "bm25 (no embeddings)"}
+    return kept, stats
+
+
+class Validation:
+    """Task 1 on AILA_Q1..Q10: the pipeline's candidates (reranker off) fetched once, then the
+    top ``depth`` chunks reranked by any scorer, pooled to judgments and scored."""
+
+    def __init__(self, params: Params, aila_dir: Path, paths, depth: int,
+                 qids=TUNING) -> None:
+        from countercase.evaluate.collection import aila_collection
+        from countercase.retrieve.load import open_retriever
+
+        self.collection = aila_collection("aila2019-task1", aila_dir)
+        self.qids = tuple(qids)
+        # as the evaluate stage runs the configured pipeline: chunk_depth candidates per retriever
+        plain = params.retrieve.model_copy(update={
+            "use_rerank": False, "bm25_depth": params.evaluate.chunk_depth,
+            "dense_depth": params.evaluate.chunk_depth})
+        retriever = open_retriever("precedents", plain, paths)
+        self.doc_of = dict(zip(retriever.chunks["chunk_id"], retriever.chunks["doc_id"]))
+        self.depth = depth
+        self.candidates: dict[str, list[tuple[str, str]]] = {}
+        for qid in self.qids:
+            result = retriever.search(self.collection.topics[qid], k=params.evaluate.depth)
+            self.candidates[qid] = [(h.chunk_id, h.text) for h in result.chunks]
+
+    def pairs(self, depth: int | None = None) -> list[tuple[str, str]]:
+        depth = depth or self.depth
+        return [(self.collection.topics[q], text) for q in self.qids
+                for _, text in self.candidates[q][:depth]]
+
+    def run(self, scores: list[float] | None, depth: int | None = None) -> dict[str, list]:
+        """qid -> ranked (doc, score); ``scores`` for :meth:`pairs` (None: no reranking)."""
+        from countercase.retrieve.rerank import rerank
+
+        depth = depth or self.depth
+        run, offset = {}, 0
+        for q in self.qids:
+            ids = [c for c, _ in self.candidates[q]]
+            head = ids[:depth]
+            if scores is not None:
+                head = [c for c, _ in rerank(head, scores[offset:offset + len(head)])]
+                offset += len(head)
+            docs = list(dict.fromkeys(self.doc_of[c] for c in head + ids[depth:]))
+            run[q] = [(d, float(len(docs) - i)) for i, d in enumerate(docs)]
+        return run
+
+    def measure(self, scores: list[float] | None, depth: int | None = None) -> dict[str, float]:
+        from countercase.evaluate.measures import aggregate, per_query
+
+        table = per_query(self.collection.qrels, self.run(scores, depth), self.qids)
+        found = aggregate(table)
+        return {"MAP": found["MAP"], "nDCG@10": found["nDCG@10"], "P@10": found["P@10"],
+                "RR": found["RR"]}
+
+
+def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index_dir: Path,
+                       dense_dir: Path, aila_dir: Path, out: Path,
+                       max_judgments: int = 0) -> dict[str, Any]:
+    import torch
+
+    from countercase.reranker.onnx import (FP32, INT8, OnnxCrossEncoderReranker, export_onnx,
+                                           parity, quantize_int8, speed)
+    from countercase.reranker.train import score_pairs, train
+    from countercase.retrieve.load import IndexPaths
+
+    p = params.reranker
+    torch.set_num_threads(p.threads)
+    started = time.perf_counter()
+    timing: dict[str, float] = {}
+    out.mkdir(parents=True, exist_ok=True)
+    queries = read_queries(aila_dir / "Query_doc.txt")
+    groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
+                           max_judgments)
+    timing["mine_seconds"] = time.perf_counter() - started
+    if p.max_groups:
+        groups = groups[:p.max_groups]  # in the miner's (judgment) order: a deterministic cut
+
+    t = time.perf_counter()
+    paths = IndexPaths(index_dir, dense_dir, extract_dir / "chunks.parquet",
+                       extract_dir / "metadata.parquet")
+    validation = Validation(params, aila_dir, paths, params.retrieve.rerank_depth)
+    no_rerank = validation.measure(None)
+    timing["validation_candidates_seconds"] = time.perf_counter() - t
+
+    def validate(model, tokenizer) -> dict:
+        scores = score_pairs(model, tokenizer, validation.pairs(), p.max_length)
+        found = validation.measure(scores)
+        return {**found, "score": found[p.select_by]}
+
+    t = time.perf_counter()
+    trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
+                    groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
+                    budget_seconds=p.budget_minutes * 60, curve_at=p.curve_at, validate=validate,
+                    threads=p.threads)
+    timing["train_seconds"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    onnx_dir = out / "onnx"
+    export_onnx(out / "model", onnx_dir)
+    quantize_int8(onnx_dir)
+    timing["export_seconds"] = time.perf_counter() - t
+
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(out / "model"), local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(out / "model"),
+                                                               local_files_only=True).eval()
+    pairs = validation.pairs()
+    torch_scores = score_pairs(model, tokenizer, pairs, p.max_length, batch_size=16)
+    fp32 = OnnxCrossEncoderReranker(onnx_dir, FP32, max_length=p.max_length, threads=p.threads)
+    int8 = OnnxCrossEncoderReranker(onnx_dir, INT8, max_length=p.max_length, threads=p.threads)
+    fp32_scores, int8_scores = fp32.score_pairs(pairs), int8.score_pairs(pairs)
+    export = {"parity_onnx_fp32": parity(torch_scores, fp32_scores),
+              "parity_onnx_int8": parity(torch_scores, int8_scores),
+              "tolerance": {"onnx_fp32_max_abs_diff": 1e-3, "onnx_int8_spearman_min": 0.95}}
+    export["parity_ok"] = (export["parity_onnx_fp32"]["max_abs_diff"] <= 1e-3
+                           and export["parity_onnx_int8"]["spearman"] >= 0.95)
+    # 50 pairs that fill 256 word pieces: the longest validation pairs (facts x chunk)
+    long_pairs = pairs[:50]
+    lengths = [len(tokenizer(q, d, truncation="longest_first", max_length=p.max_length)["input_ids"])
+               for q, d in long_pairs]
+    export["speed_50_pairs"] = {
+        "tokens_per_pair_mean": round(float(np.mean(lengths)), 1), "threads": p.threads,
+        # the machine is shared: the load says how quiet it was while these were measured
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "pytorch_fp32": speed(lambda x: score_pairs(model, tokenizer, x, p.max_length, 16),
+                              long_pairs),
+        "onnx_fp32": speed(fp32.score_pairs, long_pairs),
+        "onnx_int8": speed(int8.score_pairs, long_pairs)}
+
+    # the deployed (int8) model on the validation queries, and reranking depth against latency
+    depths = {}
+    all_pairs = validation.pairs(max(p.depths))
+    n_queries = len(validation.qids)
+    for depth in p.depths:
+        depth_pairs = validation.pairs(depth)
+        t = time.perf_counter()
+        scores = int8.score_pairs(depth_pairs)
+        seconds = time.perf_counter() - t
+        depths[str(depth)] = {**validation.measure(scores, depth),
+                              "rerank_ms_per_query": round(1000 * seconds / n_queries, 1),
+                              "pairs": len(depth_pairs)}
+    del all_pairs
+    timing["total_seconds"] = time.perf_counter() - started
+    report = {
+        "mined": mined, "groups_trained_on": len(groups),
+        "training": trained.as_dict(),
+        "validation": {"queries": list(validation.qids), "task": "aila2019-task1",
+                       "rerank_depth": params.retrieve.rerank_depth,
+                       "candidates": "the configured pipeline (params.yaml retrieve), reranker off",
+                       "no_rerank": no_rerank,
+                       "pytorch_best": {k: v for k, v in (trained.best or {}).items()},
+                       "onnx_int8": depths.get(str(params.retrieve.rerank_depth))},
+        "export": export, "depth_vs_latency_onnx_int8": depths,
+        "beats_no_rerank_on_tuning_queries": bool(
+            depths.get(str(params.retrieve.rerank_depth), {}).get(p.select_by, -1)
+            > no_rerank[p.select_by]),
+    }
+    return {"report": report, "timing": {k: round(v, 1) for k, v in timing.items()}}

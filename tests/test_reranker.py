@@ -1,0 +1,177 @@
+"""The domain reranker on real AILA texts: citations, statute links, the leakage guard, the ONNX
+export's parity with PyTorch, and a tiny real training run.
+
+Fixtures read ``data/raw`` only: titles of all AILA case documents (the resolver needs the whole
+corpus to know what can be cited), a few judgments' texts, the AILA statutes.
+"""
+
+from __future__ import annotations
+
+import random
+import tarfile
+
+import pandas as pd
+import pytest
+
+from countercase.aila import read_queries
+from countercase.extract.act_sections import normalise_sections
+from countercase.extract.statutes import load_aila_statutes, statute_frame
+from countercase.reranker.citations import CitationResolver, mine_citations, read_title
+from countercase.reranker.pairs import (Group, Miner, drop_leaking, facts_query,
+                                        leaking_documents, statutes_cited)
+from countercase.retrieve.statute_bridge import map_statutes
+
+
+@pytest.fixture(scope="module")
+def corpus(raw_dir) -> dict[str, str]:
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        return {m.name.rsplit("/", 1)[-1][:-4]: archive.extractfile(m).read().decode()
+                for m in archive.getmembers() if m.isfile() and m.name.endswith(".txt")}
+
+
+@pytest.fixture(scope="module")
+def titles(corpus):
+    return [t for t in (read_title(d, text) for d, text in corpus.items()) if t is not None]
+
+
+def _names(citations):
+    return [c for c in citations if c.kind == "case_name"]
+
+
+def test_a_cited_case_is_found_and_an_unknown_one_is_unresolved(corpus, titles):
+    # C2040 cites "Francis Coralie Mullin vs. The Administrator, Union Territory of Delhi & Ors."
+    # whose judgment is C2500 ("Francis Coralie Mullin v Administrator, Union Territory of Delhi
+    # and Others")
+    cites = _names(CitationResolver(titles).mentions("C2040", corpus["C2040"]))
+    found = [c for c in cites if c.cited == "C2500"]
+    assert found and all(c.status == "resolved" for c in found)
+    assert "Francis Coralie Mullin" in corpus["C2040"][found[0].start - 40:found[0].start]
+    # the same mention, with C2500 gone from the corpus, is reported and left unresolved
+    without = CitationResolver([t for t in titles if t.doc_id != "C2500"])
+    again = {c.start: c for c in _names(without.mentions("C2040", corpus["C2040"]))}
+    assert again[found[0].start].status == "unresolved" and again[found[0].start].cited is None
+    assert "Mullin" in again[found[0].start].text
+    # and no judgment is found citing itself
+    assert all(c.cited != "C2040" for c in cites)
+
+
+def test_initials_tell_two_cases_of_one_surname_apart(corpus, titles):
+    # "A.K. Roy v. Union of India" must not resolve to "P. B. Roy v Union of India"
+    text = "The Court in A.K. Roy v. Union of India, (1982) 1 SCC 271 held that"
+    assert not [c for c in CitationResolver(titles).mentions("X", "title\n" + text) if c.cited]
+
+
+def test_reporter_citations_resolve_through_a_name_printed_beside_them(corpus):
+    docs = [(d, corpus[d], None) for d in sorted(corpus, key=lambda d: int(d[1:]))[:600]]
+    citations, _ = mine_citations(docs)
+    reporters = [c for c in citations if c.kind != "case_name" and c.status == "resolved"]
+    assert reporters, "no reporter citation resolved in 600 judgments"
+    names = {(c.citing, c.cited) for c in citations if c.kind == "case_name" and c.cited}
+    # a resolved reporter citation either sits next to a resolved name or repeats one seen so
+    assert all(c.cited in {cited for _, cited in names} for c in reporters)
+
+
+def test_a_statute_mention_maps_to_its_aila_statute(raw_dir, corpus):
+    statutes = load_aila_statutes(raw_dir / "aila2019/Object_statutes.tar.gz")
+    mapping = map_statutes(((s["statute_id"], s["title"], s["text"]) for s in statutes),
+                           statute_frame(raw_dir / "statutes"))
+    passage = corpus["C1000"][:1200]  # "... offences under Sections 147, 148, 341, 447, 302 ..."
+    sections = normalise_sections(passage)
+    assert "IPC-302" in sections
+    cited = statutes_cited(sections, mapping)
+    assert "S2" in cited  # "Punishment for murder"
+    assert all(set(mapping[s]) & set(sections) for s in cited)
+
+
+def _group(doc, query, pos_doc, pos, negs):
+    return Group("precedents", doc, query, pos_doc, pos, tuple(d for d, _ in negs),
+                 tuple(t for _, t in negs))
+
+
+def test_the_leakage_guard_drops_pairs_of_a_planted_near_duplicate(raw_dir, corpus):
+    queries = read_queries(raw_dir / "aila2019/Query_doc.txt")
+    query = queries["AILA_Q30"]
+    planted = corpus["C7"] + "\n" + query  # a judgment that holds the test query's facts
+    docs = {"C7": planted, "C8": corpus["C8"], "C9": corpus["C9"], "C10": corpus["C10"]}
+    leaking = leaking_documents({"AILA_Q30": query, "AILA_Q31": queries["AILA_Q31"]}, docs.items())
+    assert list(leaking) == ["C7"] and leaking["C7"][0][0] == "AILA_Q30"
+    para = {d: corpus[d][200:700] for d in docs}
+    groups = [_group("C8", para["C8"], "C9", para["C9"], [("C10", para["C10"])]),
+              _group("C8", para["C8"], "C9", para["C9"], [("C7", para["C7"])]),
+              _group("C7", para["C7"], "C9", para["C9"], [("C10", para["C10"])])]
+    kept, dropped = drop_leaking(groups, set(leaking))
+    assert kept == groups[:1] and dropped == groups[1:]
+
+
+@pytest.fixture(scope="module")
+def real_groups(corpus, titles):
+    """Groups from real resolved citations: the citing judgment's facts, the cited judgment's
+    best paragraph, paragraphs of uncited judgments as negatives."""
+    resolver = CitationResolver(titles)
+    links = []
+    for doc in sorted(corpus, key=lambda d: int(d[1:]))[:300]:
+        for c in resolver.mentions(doc, corpus[doc]):
+            if c.cited and (doc, c.cited) not in links:
+                links.append((doc, c.cited))
+    links = links[:12]
+    assert len(links) == 12
+    used = {d for pair in links for d in pair}
+    rows = [(f"{d}_{i}", d, p) for d in sorted(used | {"C1", "C2", "C3", "C4"})
+            for i, p in enumerate(p for p in corpus[d].split("\n") if 40 < len(p.split()) < 150)]
+    chunks = pd.DataFrame(rows, columns=["chunk_id", "doc_id", "text"])
+    miner = Miner("precedents", chunks, bm25=None)
+    rng = random.Random(0)
+    groups = []
+    for citing, cited in links:
+        query = facts_query(corpus[citing], None, 800)
+        positive = miner._positive(query, cited)
+        others = [r for r in rows if r[1] not in {citing, cited}]
+        negatives = [(d, t) for _, d, t in rng.sample(others, 3)]
+        groups.append(_group(citing, query, cited, miner.text_of[positive], negatives))
+    return groups
+
+
+@pytest.fixture(scope="module")
+def untrained_dir(tmp_path_factory):
+    from countercase.retrieve.rerank import untrained_minilm_cross_encoder
+
+    return untrained_minilm_cross_encoder(tmp_path_factory.mktemp("ce"))
+
+
+def test_onnx_scores_match_pytorch(untrained_dir, real_groups, tmp_path):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from countercase.reranker.onnx import (FP32, INT8, OnnxCrossEncoderReranker, export_onnx,
+                                           parity, quantize_int8)
+    from countercase.reranker.train import score_pairs
+
+    pairs = [(g.query, p) for g in real_groups[:6] for p in (g.positive, *g.negatives)]
+    model = AutoModelForSequenceClassification.from_pretrained(str(untrained_dir)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(untrained_dir))
+    reference = score_pairs(model, tokenizer, pairs, 256)
+    export_onnx(untrained_dir, tmp_path)
+    quantize_int8(tmp_path)
+    fp32 = parity(reference, OnnxCrossEncoderReranker(tmp_path, FP32).score_pairs(pairs))
+    int8 = parity(reference, OnnxCrossEncoderReranker(tmp_path, INT8).score_pairs(pairs))
+    # fp32: the same graph, float noise only; int8: scores move, their order mostly holds
+    assert fp32["max_abs_diff"] <= 1e-3 * max(1.0, fp32["score_std"])
+    assert int8["spearman"] >= 0.9
+    reranker = OnnxCrossEncoderReranker(tmp_path, INT8)
+    assert reranker.score("q", []) == []
+    assert len(reranker.score(pairs[0][0], [("a", pairs[0][1]), ("b", pairs[1][1])])) == 2
+
+
+def test_a_tiny_real_training_run_lowers_the_loss(real_groups, tmp_path):
+    from countercase.reranker.train import group_loss, load_backbone, train
+
+    tokenizer, model = load_backbone(seed=7)
+    before = group_loss(model, tokenizer, real_groups, 128)
+    after = {}
+    result = train(real_groups, tmp_path / "model", seed=7, max_length=128, groups_per_step=2,
+                   learning_rate=1e-4, warmup_fraction=0.0, budget_seconds=600,
+                   curve_at=(0.5, 1.0), log_every=2,
+                   keep=lambda m, t: after.update(loss=group_loss(m, t, real_groups, 128)))
+    assert result.steps == 6 and not result.stopped_by_budget
+    assert after["loss"] < before
+    assert (tmp_path / "model" / "config.json").is_file()
+    assert [c["fraction_of_pairs"] for c in result.curve] == [0.0, 0.5, 1.0]
