@@ -4,8 +4,10 @@
   ``--no-deps``); :func:`model_path` joins them once into the cache folder
   (``~/.cache/countercase/models`` or ``$COUNTERCASE_MODEL_CACHE``), renamed into place only
   when complete.
-- The plan's prompt, JSON output mode, validation against :data:`LLM_SCHEMA`; one retry with an
-  example added to the prompt; then the case is reported as a failure with the reason.
+- The plan's prompt; decoding constrained to :data:`LLM_SCHEMA` by llama.cpp's JSON-schema
+  grammar, and the answer validated against it all the same (a reply cut at ``max_tokens`` is
+  still invalid); one retry with an example added to the prompt; then the case is reported as a
+  failure with the reason.
 - The model's values are grounded before they enter a fact sheet: each is looked for in the
   facts (a section by the normaliser, a number with its unit, an evidence phrase by the lexicon);
   what cannot be found in the text is dropped and counted, never kept without a span.
@@ -35,17 +37,21 @@ MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_BYTES = 1_117_320_768
 N_PARTS = 22
 
+# maxItems bound the answer: unbounded, the 1.5B model listed every allowed value and ran past
+# its token budget (49 % valid JSON on the first try). The same schema constrains decoding.
 LLM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "petitioner_type": {"enum": list(PARTY_TYPES)},
         "respondent_type": {"enum": list(PARTY_TYPES)},
         # types only: an item's description is the sentence it is found in (see ground)
-        "evidence_types": {"type": "array", "items": {"enum": list(EVIDENCE_TYPES)}},
-        "sections_cited": {"type": "array", "items": {"type": "string"}},
-        "ages": {"type": "array", "items": {"type": "number"}},
-        "amounts_in_rupees": {"type": "array", "items": {"type": "number"}},
-        "durations": {"type": "array", "items": {
+        "evidence_types": {"type": "array", "items": {"enum": list(EVIDENCE_TYPES)},
+                           "maxItems": 5},
+        "sections_cited": {"type": "array", "items": {"type": "string", "maxLength": 60},
+                           "maxItems": 8},
+        "ages": {"type": "array", "items": {"type": "number"}, "maxItems": 5},
+        "amounts_in_rupees": {"type": "array", "items": {"type": "number"}, "maxItems": 5},
+        "durations": {"type": "array", "maxItems": 5, "items": {
             "type": "object", "required": ["value", "unit"],
             "properties": {"value": {"type": "number"},
                            "unit": {"enum": ["years", "months", "weeks", "days", "hours"]}}}},
@@ -53,17 +59,28 @@ LLM_SCHEMA: dict[str, Any] = {
     "required": ["petitioner_type", "respondent_type", "evidence_types", "sections_cited",
                  "ages", "amounts_in_rupees", "durations"],
 }
+# The plan's prompt, with the schema spelt out as a list of keys: the raw JSON Schema, with its
+# two enums, was most of the prompt's length.
 PROMPT = (
     "You are a legal analyst. Extract a structured fact sheet from the following case facts. "
-    "Return valid JSON with the following schema: {schema}. Only include information "
-    "explicitly stated in the text. If a field is not present, use \"Unknown\" or an empty "
-    "list.\n\nFacts:\n{text}\n")
+    "Return valid JSON with exactly these keys:\n"
+    f"- \"petitioner_type\", \"respondent_type\": each one of {', '.join(PARTY_TYPES)}\n"
+    f"- \"evidence_types\": the kinds of evidence the facts mention, from "
+    f"{', '.join(EVIDENCE_TYPES)}\n"
+    "- \"sections_cited\": the statute sections cited, as written (e.g. \"Section 302 IPC\")\n"
+    "- \"ages\": ages in years; \"amounts_in_rupees\": money amounts in rupees (numbers)\n"
+    "- \"durations\": objects {{\"value\": number, \"unit\": years|months|weeks|days|hours}}\n"
+    "Only include information explicitly stated in the text. If a field is not present, use "
+    "\"Unknown\" or an empty list.\n\nFacts:\n{text}\n")
 EXAMPLE = (
     "\nExample of a valid answer: {\"petitioner_type\": \"Individual\", \"respondent_type\": "
     "\"State\", \"evidence_types\": [\"DyingDeclaration\", \"PostMortemReport\"], "
     "\"sections_cited\": [\"Section 302 IPC\"], "
     "\"ages\": [17], \"amounts_in_rupees\": [200000], \"durations\": [{\"value\": 6, \"unit\": "
     "\"months\"}]}\n")
+
+
+_SCHEMA_JSON = json.dumps(LLM_SCHEMA, sort_keys=True)
 
 
 class LlmUnavailableError(RuntimeError):
@@ -191,13 +208,14 @@ class LlmExtractor:
                          verbose=False)
 
     def _ask(self, prompt: str) -> str:
-        key = hashlib.sha256(f"{self.path.name}\n{prompt}".encode()).hexdigest()
+        key = hashlib.sha256(f"{self.path.name}\n{_SCHEMA_JSON}\n{prompt}".encode()).hexdigest()
         cached = self.answers / f"{key}.json"
         if cached.is_file():
             return cached.read_text(encoding="utf-8")
         reply = self.llm.create_chat_completion(
             messages=[{"role": "user", "content": prompt}], temperature=0.0,
-            max_tokens=self.max_tokens, response_format={"type": "json_object"})
+            max_tokens=self.max_tokens,
+            response_format={"type": "json_object", "schema": LLM_SCHEMA})
         answer = reply["choices"][0]["message"]["content"] or ""
         cached.write_text(answer, encoding="utf-8")
         return answer
@@ -206,7 +224,7 @@ class LlmExtractor:
                 offset: int = 0) -> tuple[FactSheet | None, dict]:
         if not text or not text.strip():
             return None, {"case_id": case_id, "ok": False, "reason": "empty text", "tries": 0}
-        prompt = PROMPT.format(schema=json.dumps(LLM_SCHEMA), text=text)
+        prompt = PROMPT.format(text=text)
         reasons = []
         for tries, ask in enumerate((prompt, prompt + EXAMPLE), start=1):
             try:
