@@ -30,7 +30,8 @@ from countercase.retrieve.load import IndexPaths, open_retriever
 
 log = logging.getLogger(__name__)
 
-REFERENCES = ("full", "bm25_docs")  # every condition is tested against these two
+# every condition is tested against these (rerank: when the trained reranker exists)
+REFERENCES = ("full", "bm25_docs", "rerank")
 
 
 class _Searchers:
