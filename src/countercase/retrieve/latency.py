@@ -2,9 +2,10 @@
 each stage's p50 and p95 in milliseconds (``metrics/latency.json``).
 
 Conditions: both tasks with the configured pipeline (reranker off); precedents with a year
-filter narrow enough to pre-filter and one wide enough to post-filter; precedents with the reranker on the top ``rerank_depth``, run twice to show that a
-warm score cache makes the second pass cost no model call. Until the domain reranker is trained
-the reranker measured is its architecture with an untrained head
+filter narrow enough to pre-filter and one wide enough to post-filter; precedents with the
+reranker on the top ``rerank_depth``, run twice to show that a warm score cache makes the second
+pass cost no model call. The reranker is the domain reranker (``retrieve.rerank_model``, stage
+``train_reranker``) when it exists; until then it is its architecture with an untrained head
 (:func:`~countercase.retrieve.rerank.untrained_minilm_cross_encoder`): the same cost, scores
 that mean nothing, so this benchmark reports time only, never quality.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ from tqdm import tqdm
 from countercase.config import RetrieveParams
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
-from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker,
+from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker, load_reranker,
                                          untrained_minilm_cross_encoder)
 
 log = logging.getLogger(__name__)
@@ -69,7 +71,9 @@ def run_latency(queries: list[str], params: RetrieveParams,
         conditions[label] = time_queries(retriever, queries, label, SearchFilter.build(*years))
 
     with tempfile.TemporaryDirectory() as tmp:
-        cached = CachedReranker(CrossEncoderReranker(untrained_minilm_cross_encoder(tmp)))
+        trained = Path(params.rerank_model).is_dir()
+        cached = (load_reranker(params.rerank_model, params.rerank_backend) if trained else
+                  CachedReranker(CrossEncoderReranker(untrained_minilm_cross_encoder(tmp))))
         with_rerank = params.model_copy(update={"use_rerank": True})
         retriever = open_retriever("precedents", with_rerank, paths, reranker=cached)
         label = f"precedents_rerank_top{params.rerank_depth}"
@@ -79,5 +83,7 @@ def run_latency(queries: list[str], params: RetrieveParams,
         warm = cached.stats.as_dict()
         conditions[f"{label}_warm_cache"]["model_calls"] = warm["model_calls"] - cold["model_calls"]
         conditions[f"{label}_warm_cache"]["cache_hits"] = warm["cache_hits"] - cold["cache_hits"]
-        conditions[label]["reranker"] = "MiniLM-L6 cross-encoder, untrained head (cost only)"
+        conditions[label]["reranker"] = (
+            f"the domain reranker ({params.rerank_backend}, stage train_reranker)" if trained
+            else "MiniLM-L6 cross-encoder, untrained head (cost only)")
     return report
