@@ -96,11 +96,11 @@ class RerankerParams(_Section):
     search_depth: int = Field(40, gt=0)  # BM25/dense hits the negatives are drawn from
     dense_negatives: bool = True  # also from dense hits, when the embed stage's vectors exist
     leakage_threshold: float = Field(0.5, gt=0, le=1)  # share of a query's 8-shingles
-    max_groups: int = Field(0, ge=0)  # 0: all mined groups
+    max_groups: int = Field(800, ge=0)  # 0: all mined groups
     max_length: int = Field(256, ge=16)  # word pieces of a (query, passage) pair
     groups_per_step: int = Field(4, gt=0)
     learning_rate: float = Field(3e-5, gt=0)
-    budget_minutes: float = Field(20.0, gt=0)  # wall-clock cap of training
+    budget_minutes: float = Field(15.0, gt=0)  # wall-clock cap of training
     curve_at: list[float] = [0.25, 0.5, 1.0]  # fractions of the pass validated (learning curve)
     select_by: Literal["MAP", "nDCG@10"] = "MAP"  # checkpoint choice on AILA_Q1..Q10
     depths: list[int] = [10, 20, 50]  # reranking depths measured against latency
