@@ -72,6 +72,25 @@ class FactsheetParams(_Section):
     llm: bool = True  # run the local LLM too, when it is installed (make llm)
     llm_judgments: int = Field(5, ge=0)  # judgments sampled for the LLM, beside the 50 queries
     llm_max_chars: int = Field(2500, gt=100)  # facts text given to the LLM (its prompt cost)
+    ner_judgments: int = Field(200, ge=-1)  # judgments' facts entity-tagged (-1: all)
+
+
+class NerParams(_Section):
+    """The legal entity tagger (countercase.ner.train): MiniLM-L6 fine-tuned on InLegalNER."""
+
+    epochs: int = Field(2, gt=0)
+    learning_rate: float = Field(1e-4, gt=0)
+    batch_size: int = Field(16, gt=0)
+    max_length: int = Field(128, gt=8, le=512)  # word pieces per window, incl. [CLS] and [SEP]
+    warmup_ratio: float = Field(0.06, ge=0, lt=1)
+    weight_decay: float = Field(0.01, ge=0)
+    budget_minutes: float = Field(25.0, gt=0)  # training stops here (the stage: < 40 min)
+    threads: int = Field(2, gt=0)  # torch threads
+    bf16: bool = True  # bfloat16 autocast in training (weights stay float32)
+    freeze_word_embeddings: bool = True  # train the layers and head only (faster steps)
+    preamble_fraction: float = Field(0.3, ge=0, le=1)  # share of preamble windows trained on
+    max_train_sentences: int = Field(0, ge=0)  # 0: all; a quick run reads fewer
+    log_every: int = Field(50, gt=0)  # steps between logged mean losses
 
 
 class PerturbParams(_Section):
@@ -115,6 +134,7 @@ class Params(_Section):
     retrieve: RetrieveParams = RetrieveParams()
     evaluate: EvaluateParams = EvaluateParams()
     factsheets: FactsheetParams = FactsheetParams()
+    ner: NerParams = NerParams()
     perturb: PerturbParams = PerturbParams()
     reranker: RerankerParams = RerankerParams()
 

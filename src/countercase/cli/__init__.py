@@ -5,8 +5,8 @@ Every subcommand takes explicit input and output paths and reads its parameters 
 prints a stack trace unless ``--verbose`` asks for it.
 """
 
-from countercase.cli import (corpus, counterfactual, reranker,  # noqa: F401  (registers
-                             retrieval)  # the commands)
+from countercase.cli import (  # noqa: F401  (registers the commands)
+    corpus, counterfactual, ner, reranker, retrieval)
 from countercase.cli.base import UserError, app, main
 
 __all__ = ["UserError", "app", "main"]

@@ -25,6 +25,8 @@ def factsheets(
     out: Path = typer.Option(Path("data/processed/factsheets")),
     metrics: Optional[Path] = typer.Option(None, help="Write the coverage here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
+    ner_model: Optional[Path] = typer.Option(
+        None, help="The trained entity tagger (stage train_ner): tag the sheets' texts."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
@@ -41,6 +43,13 @@ def factsheets(
     params = load_params(params_path)
     report = run_factsheets(documents, extract_dir, topics, out,
                             params.extract.facts_fallback_fraction)
+    if ner_model is not None:  # entity tags beside the sheets (rules alone if no model)
+        from countercase.ner.candidates import tag_sheet_texts
+
+        tagged = tag_sheet_texts(out, topics, documents, ner_model,
+                                 params.factsheets.ner_judgments, params.seed, params.ner.threads)
+        report["entities"] = tagged["entities"]
+        report["timing"].update(tagged["timing"])
     if params.factsheets.llm:
         report["llm"] = _llm_sheets(out, params, topics, documents)
     if metrics:
@@ -120,32 +129,63 @@ def factsheet(
     case_id: Optional[str] = typer.Option(None, help="A judgment or AILA query id (C12, AILA_Q3)."),
     file: Optional[Path] = typer.Option(None, help="A fact sheet JSON to check and show."),
     sheets_dir: Path = typer.Option(Path("data/processed/factsheets")),
+    ner_model: Optional[Path] = typer.Option(
+        None, help="Entity tagger (default: data/processed/ner/model when it is there)."),
+    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl"),
+                                   help="Judgment texts, for --case-id."),
+    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"),
+                                 help="AILA topics, for --case-id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """One fact sheet, from raw text, a corpus or query id, or a fact sheet file."""
+    """One fact sheet, from raw text, a corpus or query id, or a fact sheet file, with the
+    confidence of each value and the entity tags highlighted in its text."""
     from countercase.factsheet.schema import FactSheetError, validate_sheet
-    from countercase.factsheet.show import find_sheet, render
+    from countercase.factsheet.show import case_text, find_sheet, render, stage_records
+    from countercase.ner.confidence import sheet_confidence
+    from countercase.ner.entities import EntityTag
 
     given = [x for x in (text, case_id, file) if x]
     if len(given) != 1:
         raise UserError("give exactly one of: case text, --case-id, --file")
-    source_text = None
+    if ner_model is not None:
+        require(ner_model, "NER model folder")
+    source_text, tags, others = None, None, []
     try:
         if file:
             require(file, "fact sheet file")
             sheet = validate_sheet(_read_json(file))
         elif case_id:
             sheet = find_sheet(case_id, sheets_dir)
+            others = [validate_sheet(r) for r in stage_records(case_id, sheets_dir / "llm.jsonl")]
+            stored = stage_records(case_id, sheets_dir / "entities.jsonl")
+            tags = [EntityTag(**t) for t in stored[0]["tags"]] if stored else None
+            source_text = case_text(case_id, queries, documents)
         else:
             from countercase.factsheet.rules import extract_rules
 
             sheet, source_text = extract_rules(text, "text", "text"), text
     except (FactSheetError, ValueError, LookupError) as error:
         raise UserError(str(error)) from None
+    if tags is None and source_text is not None:
+        tags = _tag_facts(sheet, source_text, ner_model)
     if as_json:
         typer.echo(sheet.model_dump_json(indent=2))
     else:
-        render(sheet, source_text)
+        render(sheet, source_text, sheet_confidence(sheet, others, tags), tags)
+
+
+def _tag_facts(sheet, text: str, ner_model: Optional[Path]) -> list:
+    """Entity tags of the sheet's facts, offsets into the whole text."""
+    from dataclasses import replace
+
+    from countercase.ner.entities import EntityTagger
+
+    model = ner_model if ner_model is not None else Path("data/processed/ner/model")
+    start, end = sheet.facts_span.start, sheet.facts_span.end
+    if sheet.source != "judgment":
+        start, end = 0, len(text)
+    tags = EntityTagger(model).tag(text[start:end])
+    return [replace(t, start=t.start + start, end=t.end + start) for t in tags]
 
 
 @app.command()

@@ -224,3 +224,35 @@ def extract_rules(text: str, case_id: str, source: str, segments: list[Segment] 
         numerical_facts={"amounts": find_amounts(facts, start), "ages": ages,
                          "durations": find_durations(facts, ages, start)},
         outcome=outcome if outcome else "Unknown")
+
+
+# Span tags for the entity tagger (countercase.ner.entities): every mention, not one per kind.
+_ROLE_MENTION = re.compile(
+    r"\b(?:" + "|".join(sorted(list(_SIDE) + ["accused", "complainant"] + [
+        w for w in _ROLE_WORDS if w not in ("company", "firm", "minor", "servant")],
+        key=len, reverse=True)) + r")s?\b", re.I)  # words too common in other senses left out
+
+
+def evidence_mentions(facts: str) -> list[tuple[int, int, str]]:
+    """``(start, end, evidence type)`` of every mention of the evidence lexicon, in text order."""
+    found = [(m.start(), m.end(), kind) for pattern, kind in _EVIDENCE
+             for m in pattern.finditer(facts)]
+    return sorted(found)
+
+
+def role_mentions(facts: str) -> list[tuple[int, int, str | None, str | None]]:
+    """``(start, end, side, party type)`` of role words: "the appellant, a tenant" (side and
+    type), then a lone word: a side ("respondent"), a type ("tenant") or neither ("accused")."""
+    found = []
+    for m in _ROLE.finditer(facts):
+        found.append((m.start(), m.end(), _SIDE[m.group("who").lower().rstrip("s")],
+                      _ROLE_WORDS[m.group("role").lower()]))
+    taken = [(s, e) for s, e, *_ in found]
+    for m in _ROLE_MENTION.finditer(facts):
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        word = m.group().lower()
+        word = word if word in _SIDE or word in _ROLE_WORDS else word[:-1]
+        # the accused appeals as often as not, and a complainant is no party: no side for them
+        found.append((m.start(), m.end(), _SIDE.get(word), _ROLE_WORDS.get(word)))
+    return sorted(found)

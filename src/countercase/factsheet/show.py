@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from countercase.factsheet.schema import FactSheet, validate_sheet
@@ -17,8 +18,6 @@ def find_sheet(case_id: str, sheets_dir: Path) -> FactSheet:
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             if line.startswith(prefix):
-                import json
-
                 return validate_sheet(json.loads(line))
     raise LookupError(f"no fact sheet for {case_id!r} in {path}")
 
@@ -40,7 +39,40 @@ def _rows(sheet: FactSheet) -> list[tuple[str, str, str]]:
     return rows
 
 
-def render(sheet: FactSheet, text: str | None = None) -> None:
+TAG_STYLES = {"MONETARY_AMOUNT": "bold green", "AGE": "bold cyan", "DURATION": "bold blue",
+              "LEGAL_SECTION": "bold magenta", "PARTY_ROLE": "bold yellow",
+              "EVIDENCE_TYPE": "bold red"}
+
+
+def case_text(case_id: str, queries: Path, documents: Path) -> str | None:
+    """The text a stage sheet was read from: the AILA query, or the judgment in the ingest
+    stage's documents; None when that file is not there."""
+    if case_id.upper().startswith("AILA_Q"):
+        if not queries.exists():
+            return None
+        from countercase.aila import read_queries
+
+        return read_queries(queries).get(case_id)
+    if not documents.exists():
+        return None
+    from countercase.ingest.run import read_documents
+
+    return next((d.text for d in read_documents(documents) if d.doc_id == case_id), None)
+
+
+def stage_records(case_id: str, path: Path) -> list[dict]:
+    """The lines of a stage's JSONL file (llm.jsonl, entities.jsonl) about one case."""
+    if not path.exists():
+        return []
+    prefix = f'{{"case_id": "{case_id}"', f'{{"case_id":"{case_id}"'
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.startswith(prefix)]
+
+
+def render(sheet: FactSheet, text: str | None = None, confidence: dict | None = None,
+           tags: list | None = None) -> None:
+    """The sheet as a table (with each value's sources and confidence when given), then the
+    entity tags and the text they were found in, highlighted by label."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -48,16 +80,54 @@ def render(sheet: FactSheet, text: str | None = None) -> None:
     console = Console()
     table = Table(title=f"fact sheet {sheet.case_id} ({sheet.source}, facts located by "
                         f"{sheet.facts_located_by})")
-    for column in ("field", "value", "from the text"):
+    columns = ["field", "value", "from the text"] + (["found by", "confidence"] if confidence
+                                                     else [])
+    for column in columns:
         table.add_column(column, overflow="fold")
+    queues: dict[str, list] = {}
+    for value in (confidence or {}).get("values", []):
+        queues.setdefault(value.field, []).append(value)
     for row in _rows(sheet):
-        table.add_row(*row)
+        extra = []
+        if confidence:
+            queue = queues.get(row[0], [])
+            value = queue.pop(0) if queue and row[1] != "Unknown" else None
+            extra = ["+".join(value.found_by),
+                     value.level if value.score is None else f"{value.score:.2f} {value.level}"] \
+                if value else ["", ""]
+        table.add_row(*row, *extra)
     console.print(table)
-    if text:  # the spans highlighted in the text they came from
-        shown = Text(text)
-        spans = [v.span for v in (sheet.sections_cited + sheet.evidence_items
-                                  + sheet.numerical_facts.ages + sheet.numerical_facts.amounts
-                                  + sheet.numerical_facts.durations) if v.span]
-        for span in spans:
-            shown.stylize("bold yellow", span.start, span.end)
+    if confidence:
+        overall = confidence["overall"]
+        score = "n/a" if overall["score"] is None else f"{overall['score']:.2f}"
+        console.print(f"overall confidence: {score} ({overall['level']}, mean of "
+                      f"{overall['n']} values)")
+    if tags:
+        listing = Table(title="entity tags")
+        for column in ("label", "text", "value", "source", "score", "agrees"):
+            listing.add_column(column, overflow="fold")
+        for tag in tags:
+            listing.add_row(Text(tag.label, style=TAG_STYLES.get(tag.label, "")), tag.text,
+                            tag.value or "", tag.source,
+                            "" if tag.score is None else f"{tag.score:.2f}",
+                            "" if tag.agrees is None else ("yes" if tag.agrees else "no"))
+        console.print(listing)
+    if text:  # the facts, with the tags (or, without tags, the sheet's spans) highlighted
+        start, end = (sheet.facts_span.start, sheet.facts_span.end) \
+            if sheet.source == "judgment" else (0, len(text))
+        shown = Text(text[start:end])
+        if tags:
+            for tag in tags:
+                if start <= tag.start and tag.end <= end:
+                    shown.stylize(TAG_STYLES.get(tag.label, "bold"), tag.start - start,
+                                  tag.end - start)
+            console.print(Text(" ").join(Text(label, style=style)
+                                         for label, style in TAG_STYLES.items()))
+        else:
+            spans = [v.span for v in (sheet.sections_cited + sheet.evidence_items
+                                      + sheet.numerical_facts.ages + sheet.numerical_facts.amounts
+                                      + sheet.numerical_facts.durations) if v.span]
+            for span in spans:
+                if start <= span.start and span.end <= end:
+                    shown.stylize("bold yellow", span.start - start, span.end - start)
         console.print(shown)

@@ -1,0 +1,35 @@
+"""Subcommands of the legal entity tagger: train-ner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
+from countercase.config import load_params
+
+
+@app.command("train-ner")
+def train_ner(
+    data: Path = typer.Option(Path("data/raw/ner/inlegalner_bio"),
+                              help="InLegalNER BIO files NER_{TRAIN,DEV}_{JUDGEMENT,PREAMBLE}.txt."),
+    out: Path = typer.Option(Path("data/processed/ner"), help="The model goes to OUT/model."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the dev scores here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Train the legal entity tagger (params.yaml `ner`) and score it on the dev set."""
+    from countercase.ner.train import train_ner as run
+
+    require(data, "InLegalNER folder")
+    params = load_params(params_path)
+    try:
+        report = run(data, out, params.ner, params.seed)
+    except FileNotFoundError as error:
+        raise UserError(str(error)) from None
+    if metrics:
+        write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
+    if timing:
+        write_json(timing, report["timing"])
