@@ -274,3 +274,63 @@ def test_factsheet_bad_input(run_cli, tmp_path):
     assert code == 2 and "InLegalNER folder not found" in err
     code, _, err = run_cli("train-ner", "--data", str(tmp_path), "--out", str(tmp_path / "o"))
     assert code == 2 and "NER_TRAIN_JUDGEMENT.txt" in err
+
+
+# The factsheets stage's entity tags, and a stage sheet shown with them.
+@pytest.fixture(scope="module")
+def sheets_stage(raw_dir, tmp_path_factory):
+    from countercase.aila import read_queries
+    from countercase.config import ExtractParams
+    from countercase.extract.run import run_extract
+    from countercase.factsheet.run import run_factsheets
+    from countercase.ingest.text import text_document
+
+    out = tmp_path_factory.mktemp("sheets")
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        texts = {m.name.rsplit("/", 1)[-1][:-4]: archive.extractfile(m).read()
+                 for m in archive if m.name.rsplit("/", 1)[-1] in ("C588.txt", "C822.txt")}
+    docs = [text_document(n, texts[n], n) for n in sorted(texts)]
+    (out / "documents.jsonl").write_text("".join(json.dumps(d.to_dict()) + "\n" for d in docs))
+    run_extract(out / "documents.jsonl", raw_dir / "statutes", raw_dir / "sc_metadata/raw",
+                out / "extract", ExtractParams())
+    queries = dict(list(read_queries(raw_dir / "aila2019/Query_doc.txt").items())[:2])
+    run_factsheets(out / "documents.jsonl", out / "extract", queries, out / "sheets")
+    return out, queries, {d.doc_id: d.text for d in docs}
+
+
+def test_the_stage_tags_queries_and_sampled_judgments(sheets_stage, tiny_model):
+    from countercase.ner.candidates import tag_sheet_texts
+
+    out, queries, texts = sheets_stage
+    report = tag_sheet_texts(out / "sheets", queries, out / "documents.jsonl", tiny_model[0],
+                             n_judgments=1, seed=2019)
+    entities_ = report["entities"]
+    assert entities_["n_queries"] == 2 and entities_["n_judgments"] == 1
+    assert entities_["tagger"] == "ner" and entities_["ner_dev"]["micro"]["support"] > 0
+    records = [json.loads(line) for line in (out / "sheets/entities.jsonl").open()]
+    assert sum(len(r["tags"]) for r in records) == sum(entities_["per_label"].values())
+    sheets = {json.loads(line)["case_id"]: json.loads(line)
+              for line in (out / "sheets/judgments.jsonl").open()}
+    for record in records:
+        text = queries[record["case_id"]] if record["source"] == "query" else \
+            texts[record["case_id"]]
+        for tag in record["tags"]:  # offsets into the whole judgment, inside its facts
+            assert text[tag["start"]:tag["end"]] == tag["text"]
+            if record["source"] == "judgment":
+                facts = sheets[record["case_id"]]["facts_span"]
+                assert facts["start"] <= tag["start"] and tag["end"] <= facts["end"]
+    assert report["timing"]["entity_ms_per_document"] > 0
+
+
+def test_a_stage_sheet_is_shown_with_its_tags(sheets_stage, run_cli, tmp_path):
+    from countercase.ner.candidates import tag_sheet_texts
+
+    out, queries, _ = sheets_stage
+    report = tag_sheet_texts(out / "sheets", queries, out / "documents.jsonl",
+                             tmp_path / "no_model", n_judgments=-1, seed=2019)
+    assert report["entities"]["tagger"].startswith("rules only")
+    assert report["entities"]["n_judgments"] == 2
+    code, out_text, _ = run_cli("factsheet", "--case-id", "C588", "--sheets-dir",
+                                str(out / "sheets"), "--documents", str(out / "documents.jsonl"))
+    assert code == 0 and "overall confidence" in out_text and "entity tags" in out_text
+    assert "IPC-302" in out_text
