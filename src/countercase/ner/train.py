@@ -145,7 +145,8 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
     features += rng.sample(preamble, round(params.preamble_fraction * len(preamble)))
     steps_per_epoch = -(-len(features) // params.batch_size)
     planned = steps_per_epoch * params.epochs
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=params.learning_rate,
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
+                                  lr=params.learning_rate,
                                   weight_decay=params.weight_decay)
     budget = params.budget_minutes * 60
     warmup = max(1, int(params.warmup_ratio * planned))
@@ -191,7 +192,8 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
             break
     bar.close()
     if window:
-        losses.append({"step": step, "epoch": epoch + 1, "loss": round(sum(window) / len(window), 4)})
+        losses.append({"step": step, "epoch": epoch + 1,
+                       "loss": round(sum(window) / len(window), 4)})
     train_seconds = time.perf_counter() - train_started
     model_dir = Path(out_dir) / "model"
     model_dir.mkdir(parents=True, exist_ok=True)
