@@ -72,7 +72,7 @@ class FactsheetParams(_Section):
     llm: bool = True  # run the local LLM too, when it is installed (make llm)
     llm_judgments: int = Field(5, ge=0)  # judgments sampled for the LLM, beside the 50 queries
     llm_max_chars: int = Field(2500, gt=100)  # facts text given to the LLM (its prompt cost)
-    ner_judgments: int = Field(200, ge=-1)  # judgments' facts entity-tagged (-1: all)
+    ner_judgments: int = Field(100, ge=-1)  # judgments' facts entity-tagged (-1: all)
 
 
 class NerParams(_Section):
