@@ -59,7 +59,9 @@ def predict_words(model, tokenizer, sentences: list[list[str]], max_length: int,
     best: list[list[tuple[int, int, float]]] = [[(-1, 0, 1.0)] * len(s) for s in sentences]
     items = []
     if sentences:
-        pieces = tokenizer(sentences, is_split_into_words=True, add_special_tokens=False)
+        # counted whole, then cut into windows: no warning about the encoder's limit
+        pieces = tokenizer(sentences, is_split_into_words=True, add_special_tokens=False,
+                           verbose=False)
         for i, words in enumerate(sentences):
             counts = [0] * len(words)
             for w in pieces.word_ids(i):

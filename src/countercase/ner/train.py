@@ -41,7 +41,7 @@ def _features(sentences: list[Sentence], tokenizer, max_length: int) -> list[dic
     """Windows of the sentences as encoder inputs with first-piece labels."""
     label_id = {label: i for i, label in enumerate(LABELS)}
     words = [s.tokens for s in sentences]
-    pieces = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+    pieces = tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
     windows = []
     for i, sentence in enumerate(sentences):
         counts = [0] * len(sentence.tokens)
