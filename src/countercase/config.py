@@ -126,6 +126,17 @@ class RerankerParams(_Section):
     threads: int = Field(2, gt=0)
 
 
+class RerankLlmParams(_Section):
+    """Stage rerank_llm (countercase.reranker.llm_run): the local LLM's P(yes) as a reranker."""
+
+    queries: int = Field(20, ge=0, le=40)  # the first n AILA test queries (0: all 40)
+    depth: int = Field(10, gt=0)  # documents reranked per query; the tail keeps its order
+    query_chars: int = Field(1500, gt=0)  # facts given to the LLM (shared by a query's pairs)
+    passage_chars: int = Field(700, gt=0)  # of each candidate's best chunk (the cost per pair)
+    threads: int = Field(2, gt=0)  # llama.cpp threads
+    n_ctx: int = Field(2048, ge=512)  # the model's context (a prompt must fit in it)
+
+
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
@@ -137,6 +148,7 @@ class Params(_Section):
     ner: NerParams = NerParams()
     perturb: PerturbParams = PerturbParams()
     reranker: RerankerParams = RerankerParams()
+    rerank_llm: RerankLlmParams = RerankLlmParams()
 
 
 class ConfigError(ValueError):

