@@ -18,6 +18,7 @@ from countercase.retrieve.rerank import (
     CachedReranker,
     CrossEncoderReranker,
     Reranker,
+    blend,
     query_key,
     rerank,
     untrained_minilm_cross_encoder,
@@ -182,6 +183,20 @@ def test_rerank_orders_by_score_and_keeps_ties_in_candidate_order():
         rerank(["a", "b"], [1.0])
     with pytest.raises(ValueError, match="NaN"):
         rerank(["a"], [float("nan")])
+
+
+def test_blend_mixes_reranker_scores_with_the_first_stage_order():
+    scores = [0.1, 0.2, 0.3, 5.0]  # the reranker likes the last candidate best by far
+    ids = ["d1", "d2", "d3", "d4"]
+    assert blend(scores, 0.0) == scores
+    assert [d for d, _ in rerank(ids, blend(scores, 1.0))] == ids  # the first stage's order kept
+    assert [d for d, _ in rerank(ids, blend(scores, 0.0))] == ["d4", "d3", "d2", "d1"]
+    halfway = [d for d, _ in rerank(ids, blend(scores, 0.4))]
+    assert halfway[0] == "d4" and halfway[1:] == ["d1", "d2", "d3"]
+    assert [d for d, _ in rerank(ids, blend([1.0] * 4, 0.5))] == ids  # no spread: order kept
+    assert blend([], 0.5) == []
+    with pytest.raises(ValueError, match="first_stage_weight"):
+        blend(scores, 1.5)
 
 
 def test_rerank_with_the_cross_encoder(aila, baseline):

@@ -131,6 +131,38 @@ def real_groups(corpus, titles):
     return groups
 
 
+def test_negatives_are_never_decided_after_the_citing_judgment(corpus, tmp_path):
+    """A judgment only cites older ones: a later negative would teach the model dates, not
+    relevance. Real paragraphs of 80 judgments, years from their header dates, a real index."""
+    import re
+
+    from countercase.index.bm25 import Bm25Searcher, build_bm25_index
+
+    date = re.compile(r"\b\d{1,2}\s+[A-Z][a-z]+\s+(\d{4})\b")
+    docs = sorted(corpus, key=lambda d: int(d[1:]))[:80]
+    years = {d: int(m.group(1)) for d in docs
+             if (m := date.search("\n".join(corpus[d].splitlines()[:6])))}
+    rows = [(f"{d}_{i}", d, para) for d in years
+            for i, para in enumerate(p for p in corpus[d].split("\n") if 40 < len(p.split()) < 150)]
+    chunks = pd.DataFrame(rows, columns=["chunk_id", "doc_id", "text"])
+    index = build_bm25_index(({"id": c, "contents": t, "doc_id": d, "year": years[d]}
+                              for c, d, t in rows), tmp_path / "chunks")
+    ordered = sorted(years, key=lambda d: (years[d], d))
+    citing = ordered[len(ordered) // 2]  # as many judgments before it as after it
+    query = facts_query(corpus[citing], None, 800)
+    positive = ordered[0]
+    with Bm25Searcher(index) as bm25:
+        timed = Miner("precedents", chunks, bm25, negatives=3, negative_skip=0, search_depth=300,
+                      year_of=years)
+        untimed = Miner("precedents", chunks, bm25, negatives=3, negative_skip=0, search_depth=300)
+        pool = timed._negative_pool(query, {citing, positive}, years[citing])
+        unfiltered = untimed._negative_pool(query, {citing, positive})
+        (group,) = timed.groups(citing, query, [positive], set(), random.Random(0))
+    assert pool and all(years[d] <= years[citing] for _, d in pool)
+    assert any(years[d] > years[citing] for _, d in unfiltered)  # the rule has work to do
+    assert all(years[d] <= years[citing] for d in group.negative_docs)
+
+
 @pytest.fixture(scope="module")
 def untrained_dir(tmp_path_factory):
     from countercase.retrieve.rerank import untrained_minilm_cross_encoder

@@ -50,6 +50,8 @@ class RetrieveParams(_Section):
     mmr_tasks: list[str] = ["precedents", "statutes"]  # MMR runs for these tasks only
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
+    # the first-stage order's weight in the reranked head (retrieve.rerank.blend; 0: reranker only)
+    rerank_first_stage_weight: float = Field(0.0, ge=0, le=1)
     k: int = Field(10, gt=0)
     # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
@@ -123,6 +125,8 @@ class RerankerParams(_Section):
     curve_at: list[float] = [0.25, 0.5, 1.0]  # fractions of the pass validated (learning curve)
     select_by: Literal["MAP", "nDCG@10"] = "MAP"  # checkpoint choice on AILA_Q1..Q10
     depths: list[int] = [10, 20, 50]  # reranking depths measured against latency
+    # retrieve.rerank_first_stage_weight values measured on AILA_Q1..Q10 (the weight's choice)
+    first_stage_weights: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9]
     threads: int = Field(2, gt=0)
 
 

@@ -8,7 +8,10 @@ A group is one query text, one positive passage and ``negatives`` negative passa
   for that query among the cited judgment's chunks; the negatives are BM25 hits (and dense
   hits, when the embed stage's vectors exist) of judgments it does not cite, one chunk per
   judgment, taken from ranks ``negative_skip`` onwards (the very top of a ranking of
-  uncited judgments holds the most unlabelled relevant ones).
+  uncited judgments holds the most unlabelled relevant ones), and only from judgments decided
+  no later than the citing one: a judgment can only cite older ones, so a later negative
+  teaches the model to tell dates apart (39 % of the negatives were later ones before this
+  rule), a cue that says nothing about relevance to an AILA query.
 - **statutes**: the same query (judgments with a resolved precedent citation only) against the text of an AILA statute whose sections the judgment
   cites (the extract stage's normalised ``act_sections`` mapped through the index stage's
   ``statute_sections.json``); negatives are BM25 hits among statutes it does not cite.
@@ -99,6 +102,7 @@ class Miner:
     dense: object | None = None  # DenseIndex
     encoder: object | None = None
     precision: str = "float32"
+    year_of: dict[str, int | None] | None = None  # negatives no later than the query's year
 
     def __post_init__(self) -> None:
         self.text_of = dict(zip(self.chunks["chunk_id"], self.chunks["text"]))
@@ -131,18 +135,24 @@ class Miner:
                 best, best_score = chunk_id, score
         return best
 
-    def _negative_pool(self, query: str, exclude: set[str]) -> list[tuple[str, str]]:
+    def _in_time(self, chunk_id: str, year_to: int | None) -> bool:
+        """The chunk's judgment is of a known year no later than ``year_to`` (None: any)."""
+        year = (self.year_of or {}).get(self.doc_of.get(chunk_id))
+        return year_to is None or (year is not None and year <= year_to)
+
+    def _negative_pool(self, query: str, exclude: set[str],
+                       year_to: int | None = None) -> list[tuple[str, str]]:
         from countercase.index.bm25 import LuceneFilter
 
         bm25 = self.bm25.search(query, self.search_depth,
-                                LuceneFilter(exclude_doc_ids=frozenset(exclude)))
+                                LuceneFilter(exclude_doc_ids=frozenset(exclude), year_to=year_to))
         pools = [_one_per_doc(bm25, self.doc_of, exclude)[self.negative_skip:]]
         if self.dense is not None:
             from countercase.index.encoders import embed
 
             vector = embed(self.encoder, [query], show_progress=False, precision=self.precision)[0]
             hits = [(c, s) for c, s in self.dense.search(vector, self.search_depth)
-                    if self.doc_of.get(c) not in exclude]
+                    if self.doc_of.get(c) not in exclude and self._in_time(c, year_to)]
             pools.append(_one_per_doc(hits, self.doc_of, exclude)[self.negative_skip:])
         # alternate BM25 and dense hits so that both kinds of hard negative are used
         merged, seen = [], set()
@@ -156,7 +166,8 @@ class Miner:
     def groups(self, query_doc: str, query: str, positives: Sequence[str],
                exclude: set[str], rng: random.Random) -> list[Group]:
         """One group per positive document; negatives drawn from the pool of uncited ones."""
-        pool = self._negative_pool(query, exclude | set(positives) | {query_doc})
+        year_to = (self.year_of or {}).get(query_doc)
+        pool = self._negative_pool(query, exclude | set(positives) | {query_doc}, year_to)
         if len(pool) < self.negatives:
             return []
         out = []

@@ -92,7 +92,7 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
     with Bm25Searcher(index_dir / "precedents_chunks") as bm25_p, \
             Bm25Searcher(index_dir / "statutes_chunks") as bm25_s:
         precedents = Miner("precedents", precedent_chunks, bm25_p, p.negatives, p.negative_skip,
-                           p.search_depth, dense, encoder, precision)
+                           p.search_depth, dense, encoder, precision, year_of=year)
         statutes = Miner("statutes", statute_chunks, bm25_s, p.negatives, p.negative_skip,
                          p.search_depth)
         # judgments with a resolved precedent citation (the validation task's kind of link);
@@ -160,9 +160,11 @@ class Validation:
         return [(self.collection.topics[q], text) for q in self.qids
                 for _, text in self.candidates[q][:depth]]
 
-    def run(self, scores: list[float] | None, depth: int | None = None) -> dict[str, list]:
-        """qid -> ranked (doc, score); ``scores`` for :meth:`pairs` (None: no reranking)."""
-        from countercase.retrieve.rerank import rerank
+    def run(self, scores: list[float] | None, depth: int | None = None,
+            first_stage_weight: float = 0.0) -> dict[str, list]:
+        """qid -> ranked (doc, score); ``scores`` for :meth:`pairs` (None: no reranking),
+        blended with the first-stage order as the pipeline blends them."""
+        from countercase.retrieve.rerank import blend, rerank
 
         depth = depth or self.depth
         run, offset = {}, 0
@@ -170,16 +172,19 @@ class Validation:
             ids = [c for c, _ in self.candidates[q]]
             head = ids[:depth]
             if scores is not None:
-                head = [c for c, _ in rerank(head, scores[offset:offset + len(head)])]
+                head = [c for c, _ in rerank(head, blend(scores[offset:offset + len(head)],
+                                                         first_stage_weight))]
                 offset += len(head)
             docs = list(dict.fromkeys(self.doc_of[c] for c in head + ids[depth:]))
             run[q] = [(d, float(len(docs) - i)) for i, d in enumerate(docs)]
         return run
 
-    def measure(self, scores: list[float] | None, depth: int | None = None) -> dict[str, float]:
+    def measure(self, scores: list[float] | None, depth: int | None = None,
+                first_stage_weight: float = 0.0) -> dict[str, float]:
         from countercase.evaluate.measures import aggregate, per_query
 
-        table = per_query(self.collection.qrels, self.run(scores, depth), self.qids)
+        table = per_query(self.collection.qrels, self.run(scores, depth, first_stage_weight),
+                          self.qids)
         found = aggregate(table)
         return {"MAP": found["MAP"], "nDCG@10": found["nDCG@10"], "P@10": found["P@10"],
                 "RR": found["RR"]}
@@ -273,6 +278,13 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                               "rerank_ms_per_query": round(1000 * seconds / n_queries, 1),
                               "pairs": len(depth_pairs)}
     del all_pairs
+    # score interpolation with the first stage (retrieve.rerank_first_stage_weight), on the
+    # tuning queries only: the weight is chosen here, the test queries never see the choice
+    head_scores = int8.score_pairs(validation.pairs())
+    blended = {str(w): validation.measure(head_scores, first_stage_weight=w)
+               for w in p.first_stage_weights}
+    configured = params.retrieve.rerank_first_stage_weight
+    deployed = validation.measure(head_scores, first_stage_weight=configured)
     timing["total_seconds"] = time.perf_counter() - started
     report = {
         "mined": mined, "groups_trained_on": len(groups),
@@ -282,10 +294,11 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                        "candidates": "the configured pipeline (params.yaml retrieve), reranker off",
                        "no_rerank": no_rerank,
                        "pytorch_best": {k: v for k, v in (trained.best or {}).items()},
-                       "onnx_int8": depths.get(str(params.retrieve.rerank_depth))},
+                       "onnx_int8": depths.get(str(params.retrieve.rerank_depth)),
+                       "first_stage_weight": blended,
+                       "configured_first_stage_weight": configured},
         "export": export, "depth_vs_latency_onnx_int8": depths,
         "beats_no_rerank_on_tuning_queries": bool(
-            depths.get(str(params.retrieve.rerank_depth), {}).get(p.select_by, -1)
-            > no_rerank[p.select_by]),
+            deployed[p.select_by] > no_rerank[p.select_by]),
     }
     return {"report": report, "timing": {k: round(v, 1) for k, v in timing.items()}}

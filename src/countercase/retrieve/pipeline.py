@@ -21,7 +21,7 @@ from countercase.index.query_reduction import EmptyQueryError
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.fusion import reciprocal_rank_fusion
 from countercase.retrieve.mmr import mmr
-from countercase.retrieve.rerank import rerank
+from countercase.retrieve.rerank import blend, rerank
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,8 @@ class Retriever:
             t = time.perf_counter()
             head = ids[:p.rerank_depth]
             passages = [(cid, self.chunks.at[self.row_of[cid], "text"]) for cid in head]
-            reranked = rerank(head, self.reranker.score(query, passages))
+            reranked = rerank(head, blend(self.reranker.score(query, passages),
+                                          p.rerank_first_stage_weight))
             stage_scores["rerank"] = dict(reranked)
             ids = [cid for cid, _ in reranked] + ids[p.rerank_depth:]
             timings["rerank"] = (time.perf_counter() - t) * 1000

@@ -11,7 +11,9 @@
   chunk id), so a query asked again, or a counterfactual variant sharing candidates with an
   earlier identical query text, costs no model call for the pairs already scored. The key holds
   the chunk id, not its text: one cache serves one model and one chunk set.
-- :func:`rerank` orders candidates by those scores.
+- :func:`rerank` orders candidates by those scores; :func:`blend` first mixes them with the
+  first-stage order (score interpolation, as in monoBERT-on-BM25 runs), so that a reranker
+  trained on another signal than the test's relevance can only nudge the first stage's order.
 """
 
 from __future__ import annotations
@@ -156,6 +158,27 @@ def load_reranker(model: str | Path, backend: str = "onnx-int8", threads: int = 
     if file is None:
         raise ValueError(f"unknown reranker backend {backend!r}: onnx-int8, onnx-fp32 or torch")
     return CachedReranker(OnnxCrossEncoderReranker(model, file, threads=threads))
+
+
+def _standardised(values: Sequence[float]) -> list[float]:
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return [(v - mean) / std if std > 0 else 0.0 for v in values]
+
+
+def blend(scores: Sequence[float], first_stage_weight: float) -> list[float]:
+    """Reranker scores of candidates in first-stage order, mixed with that order:
+    ``w * z(-log rank) + (1 - w) * z(score)``, both standardised over the candidates (the
+    first stage's own scores are not comparable across its RRF and MMR variants; its ranks are).
+    ``w`` 0 keeps the reranker's scores as they are; 1 keeps the first-stage order."""
+    if not 0.0 <= first_stage_weight <= 1.0:
+        raise ValueError(f"first_stage_weight must be in [0, 1], got {first_stage_weight}")
+    values = [float(s) for s in scores]
+    if first_stage_weight == 0.0 or not values:
+        return values
+    prior = _standardised([-math.log(rank) for rank in range(1, len(values) + 1)])
+    return [first_stage_weight * p + (1.0 - first_stage_weight) * z
+            for p, z in zip(prior, _standardised(values))]
 
 
 def rerank(candidates: Sequence[Any], scores: Sequence[float]) -> list[tuple[str, float]]:
