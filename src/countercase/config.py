@@ -41,7 +41,7 @@ class RetrieveParams(_Section):
     use_bm25: bool = True
     use_dense: bool = True
     use_mmr: bool = True
-    use_rerank: bool = False  # the domain reranker (stage train_reranker) does not help yet
+    use_rerank: bool = False  # the domain reranker (stage train_reranker); params.yaml turns it on
     bm25_depth: int = Field(50, gt=0)
     dense_depth: int = Field(50, gt=0)
     rrf_k: int = Field(60, ge=0)

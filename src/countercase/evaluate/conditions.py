@@ -58,6 +58,9 @@ CONDITIONS = (
               tasks=("statutes",)),
     Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
               "the statute bridge tuned on AILA_Q1..Q10)"),
+    # the reranker's gain is rerank against no_rerank, whichever of them `full` is
+    Condition("no_rerank", "the configured pipeline without the domain reranker (the first "
+              "stage: fusion, MMR, the statute bridge)", overrides={"use_rerank": False}),
     Condition("rerank", "the configured pipeline with the domain reranker (stage "
               "train_reranker, retrieve.rerank_backend) over the top rerank_depth chunks",
               overrides={"use_rerank": True}),

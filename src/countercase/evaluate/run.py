@@ -30,8 +30,9 @@ from countercase.retrieve.load import IndexPaths, open_retriever
 
 log = logging.getLogger(__name__)
 
-# every condition is tested against these (rerank: when the trained reranker exists)
-REFERENCES = ("full", "bm25_docs", "rerank")
+# every condition is tested against these (rerank: when the trained reranker exists; rerank
+# against no_rerank is the reranker's gain, whichever of them the configured `full` is)
+REFERENCES = ("full", "bm25_docs", "no_rerank", "rerank")
 
 
 class _Searchers:

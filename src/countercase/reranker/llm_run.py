@@ -1,7 +1,8 @@
 """Stage ``rerank_llm``: the local LLM as a pointwise reranker of the configured pipeline.
 
 For AILA 2019 Task 1 (precedents) and Task 2 (statutes), on the first ``queries`` test queries:
-the ranking the evaluate stage's ``full`` condition gives (the same searchers, condition and
+the ranking the evaluate stage's ``no_rerank`` condition gives (the configured first stage,
+whether or not the domain reranker is on; the same searchers, condition and
 leakage guard, :mod:`countercase.evaluate.run`), its top ``depth`` documents reordered by
 :class:`~countercase.reranker.llm.LlmRelevanceReranker` over each document's best chunk, the
 tail kept as it was. Both rankings are scored per query and compared by the paired tests of
@@ -48,9 +49,11 @@ def test_queries(n: int) -> tuple[str, ...]:
 
 def _candidates(name: str, params: Params, aila_dir: Path, paths: IndexPaths,
                 qids: tuple[str, ...]):
-    """The collection, and per query the ``full`` condition's ranked document hits."""
+    """The collection, and per query the ``no_rerank`` condition's ranked document hits."""
     collection = aila_collection(name, aila_dir)
-    base, evaluate = params.retrieve, params.evaluate
+    # the first stage only: the domain reranker is neither run nor loaded
+    base = params.retrieve.model_copy(update={"use_rerank": False})
+    evaluate = params.evaluate
     searchers = _Searchers(collection.task, base, paths)
     exclude: dict[str, list[str]] = {}
     if searchers.precedents is not None and collection.task == "statutes":
@@ -59,9 +62,9 @@ def _candidates(name: str, params: Params, aila_dir: Path, paths: IndexPaths,
         overlaps = overlapping_documents({q: collection.topics[q] for q in qids},
                                          zip(chunks["doc_id"], chunks["text"]))
         exclude = {q: [doc for doc, _ in docs] for q, docs in overlaps.items()}
-    search = searchers.for_condition(BY_NAME["full"].params(base, evaluate.chunk_depth))
+    search = searchers.for_condition(BY_NAME["no_rerank"].params(base, evaluate.chunk_depth))
     hits = {q: search(collection.topics[q], evaluate.depth, exclude.get(q, ())).documents
-            for q in tqdm(qids, desc=f"{name} full", unit="query")}
+            for q in tqdm(qids, desc=f"{name} no_rerank", unit="query")}
     return collection, hits
 
 
@@ -146,7 +149,8 @@ def run_rerank_llm(params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
         "test_queries_note": ("all 40 test queries (AILA_Q11..Q50)" if n == len(TEST) else
                               f"the first {n} of the 40 test queries ({TEST[0]}..{TEST[n - 1]}): "
                               "all 40 do not fit the stage's time budget on 2 cores"),
-        "candidates": "the evaluate stage's `full` condition (params.yaml retrieve); the top "
+        "candidates": "the evaluate stage's `no_rerank` condition (params.yaml retrieve, the "
+                      "domain reranker off); the top "
                       "depth documents reordered by P(yes) of their best chunk, the tail kept",
         "tasks": tasks, "seconds": round(time.perf_counter() - started, 1),
     }
