@@ -113,11 +113,15 @@ def evaluate_collection(collection: Collection, conditions: list[Condition], pat
                   and (c.chunking is None or variants is not None)]
     reranks = [c for c in conditions if c.overrides.get("use_rerank")]
     model = Path(base.rerank_model)
-    if reranks and not model.is_dir():
-        log.warning("no trained reranker in %s (stage train_reranker): condition(s) %s skipped",
-                    model, ", ".join(c.name for c in reranks))
+    if (reranks or base.use_rerank) and not model.is_dir():
+        # a collection can be evaluated before (or without) the reranker's training: the
+        # conditions that need it are left out, the others run with the first stage alone
+        log.warning("no trained reranker in %s (stage train_reranker): condition(s) %s skipped"
+                    "%s", model, ", ".join(c.name for c in reranks) or "none",
+                    "; the configured pipeline runs without it" if base.use_rerank else "")
         conditions = [c for c in conditions if c not in reranks]
         reranks = []
+        base = base.model_copy(update={"use_rerank": False})
     tables, seconds = {}, {}
     searchers = (_Searchers(collection.task, base, paths, rerank=bool(reranks))
                  if any(c.level == "chunks" for c in conditions) else None)

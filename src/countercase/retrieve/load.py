@@ -68,7 +68,8 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
         try:
             reranker = load_reranker(params.rerank_model, params.rerank_backend)
         except FileNotFoundError as error:
-            raise MissingIndexError(f"{error}; or set retrieve.use_rerank to false") from None
+            # the reranker is a refinement: without its training the first stage still answers
+            log.warning("retrieve.use_rerank is on but %s: results are not reranked", error)
     bm25 = None
     if params.use_bm25:
         _need(paths.index_dir / f"{task}_chunks", f"{task} BM25 index (stage `index`)")
