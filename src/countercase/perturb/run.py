@@ -116,5 +116,7 @@ def llm_acceptance(queries: dict[str, str], search: Search, edges: pd.DataFrame,
     seconds = time.perf_counter() - started
     return {"status": "run", "queries": params.llm_check_queries, "checked": checked,
             "accepted": accepted, "rate": round(accepted / checked, 4) if checked else None,
-            "seconds_per_check": round(seconds / max(1, validator.calls), 2),
-            "model_calls": validator.calls}
+            # only model calls cost: checks answered from the cache have no cost to report
+            "seconds_per_check": (round(seconds / validator.calls, 2) if validator.calls
+                                  else None),
+            "model_calls": validator.calls, "answered_from_cache": checked - validator.calls}
