@@ -29,13 +29,11 @@ def rerank_llm(
 ) -> None:
     """Rerank the configured pipeline's top documents by the local LLM's P(yes) (AILA 2019
     Tasks 1 and 2, test queries) and compare with no reranking."""
-    from countercase.factsheet.llm import LlmUnavailableError
-    from countercase.reranker.llm_run import run_rerank_llm
-    from countercase.retrieve.load import IndexPaths, MissingIndexError
-
     import importlib.util
 
-    from countercase.factsheet.llm import model_path
+    from countercase.factsheet.llm import LlmUnavailableError, model_path
+    from countercase.reranker.llm_run import run_rerank_llm
+    from countercase.retrieve.load import IndexPaths, MissingIndexError
 
     try:  # before the indexes are loaded: without the model there is nothing to measure
         if importlib.util.find_spec("llama_cpp") is None:

@@ -53,6 +53,14 @@ class _Searchers:
         self.statutes = (open_retriever("statutes", full, paths, reranker=reranker)
                          if task == "statutes" else None)
 
+    def corpus_copies(self, topics: dict[str, str]) -> dict[str, list[tuple[str, float]]]:
+        """qid -> [(judgment, share)] of the corpus judgments holding a query's text (the
+        leakage guard: the statute bridge must not read a copy of the query)."""
+        if self.precedents is None:
+            return {}
+        chunks = self.precedents.chunks
+        return overlapping_documents(topics, zip(chunks["doc_id"], chunks["text"]))
+
     def for_condition(self, params: RetrieveParams):
         """``search(text, k, exclude) -> RetrievalResult`` under ``params``."""
         if self.task == "precedents":
@@ -125,11 +133,8 @@ def evaluate_collection(collection: Collection, conditions: list[Condition], pat
     tables, seconds = {}, {}
     searchers = (_Searchers(collection.task, base, paths, rerank=bool(reranks))
                  if any(c.level == "chunks" for c in conditions) else None)
-    overlaps = {}
-    if searchers is not None and searchers.precedents is not None:
-        chunks = searchers.precedents.chunks
-        overlaps = overlapping_documents({q: collection.topics[q] for q in test},
-                                         zip(chunks["doc_id"], chunks["text"]))
+    overlaps = (searchers.corpus_copies({q: collection.topics[q] for q in test})
+                if searchers is not None else {})
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
     for condition in conditions:
         started = time.perf_counter()

@@ -28,7 +28,6 @@ from countercase.aila import TEST
 from countercase.config import Params
 from countercase.evaluate.collection import AILA_TASKS, aila_collection
 from countercase.evaluate.conditions import BY_NAME
-from countercase.evaluate.leakage import overlapping_documents
 from countercase.evaluate.measures import aggregate, per_query, write_trec_run
 from countercase.evaluate.run import _Searchers
 from countercase.evaluate.significance import compare_all
@@ -56,11 +55,8 @@ def _candidates(name: str, params: Params, aila_dir: Path, paths: IndexPaths,
     evaluate = params.evaluate
     searchers = _Searchers(collection.task, base, paths)
     exclude: dict[str, list[str]] = {}
-    if searchers.precedents is not None and collection.task == "statutes":
-        # the evaluate stage's leakage guard: the bridge must not read a copy of the query
-        chunks = searchers.precedents.chunks
-        overlaps = overlapping_documents({q: collection.topics[q] for q in qids},
-                                         zip(chunks["doc_id"], chunks["text"]))
+    if collection.task == "statutes":  # only the statute bridge reads the exclusions
+        overlaps = searchers.corpus_copies({q: collection.topics[q] for q in qids})
         exclude = {q: [doc for doc, _ in docs] for q, docs in overlaps.items()}
     search = searchers.for_condition(BY_NAME["no_rerank"].params(base, evaluate.chunk_depth))
     hits = {q: search(collection.topics[q], evaluate.depth, exclude.get(q, ())).documents

@@ -1,8 +1,9 @@
 """The trained cross-encoder for inference: ONNX export, int8 dynamic quantisation, parity and speed.
 
 - :func:`export_onnx` writes ``model.onnx`` (fp32, dynamic batch and length) with the tokenizer
-  next to it; :func:`quantize_int8` writes ``model.int8.onnx`` (weights of the MatMuls in int8 with a scale per output channel,
-  activations quantised on the fly: ONNX Runtime's dynamic quantisation, no calibration data).
+  next to it; :func:`quantize_int8` writes ``model.int8.onnx`` (weights of the MatMuls in int8
+  with a scale per output channel, activations quantised on the fly: ONNX Runtime's dynamic
+  quantisation, no calibration data).
 - :class:`OnnxCrossEncoderReranker` implements the :class:`~countercase.retrieve.rerank.Reranker`
   protocol on either file, truncating pairs as sentence-transformers' ``CrossEncoder`` does
   (longest first), so its scores are the PyTorch model's up to numerics.

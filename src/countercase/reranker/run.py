@@ -267,7 +267,6 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
 
     # the deployed (int8) model on the validation queries, and reranking depth against latency
     depths = {}
-    all_pairs = validation.pairs(max(p.depths))
     n_queries = len(validation.qids)
     for depth in p.depths:
         depth_pairs = validation.pairs(depth)
@@ -277,12 +276,10 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
         depths[str(depth)] = {**validation.measure(scores, depth),
                               "rerank_ms_per_query": round(1000 * seconds / n_queries, 1),
                               "pairs": len(depth_pairs)}
-    del all_pairs
     # score interpolation with the first stage (retrieve.rerank_first_stage_weight), measured on
     # the tuning queries only: the weight is set in params.yaml from this (the test queries
     # never see the choice), and the stage does not depend on it, so setting it never retrains
-    head_scores = int8.score_pairs(validation.pairs())
-    blended = {str(w): validation.measure(head_scores, first_stage_weight=w)
+    blended = {str(w): validation.measure(int8_scores, first_stage_weight=w)
                for w in p.first_stage_weights}
     best_weight = max(blended, key=lambda w: (blended[w][p.select_by], -float(w)))
     timing["total_seconds"] = time.perf_counter() - started
