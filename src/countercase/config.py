@@ -8,6 +8,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from countercase import layout
+from countercase.errors import CountercaseError
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -47,7 +50,7 @@ class RetrieveParams(_Section):
     rrf_k: int = Field(60, ge=0)
     fusion_weights: dict[str, dict[str, float]] = {
         "precedents": {"bm25": 1.0, "dense": 0.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
-    mmr_tasks: list[str] = ["precedents", "statutes"]  # MMR runs for these tasks only
+    mmr_tasks: list[str] = ["precedents"]  # MMR runs for these tasks only
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
     # the first-stage order's weight in the reranked head (retrieve.rerank.blend; 0: reranker only)
@@ -61,7 +64,7 @@ class RetrieveParams(_Section):
     bridge_rank_offset: float = Field(5.0, ge=0)
     bridge_weights: dict[str, float] = {"direct": 0.1, "precedents": 1.0}
     # the reranker used when use_rerank is on: the train_reranker stage's ONNX export
-    rerank_model: str = "data/processed/reranker/onnx"
+    rerank_model: str = str(layout.RERANKER_ONNX)
     rerank_backend: Literal["onnx-int8", "onnx-fp32", "torch"] = "onnx-int8"
 
 
@@ -86,7 +89,7 @@ class NerParams(_Section):
     max_length: int = Field(128, gt=8, le=512)  # word pieces per window, incl. [CLS] and [SEP]
     warmup_ratio: float = Field(0.06, ge=0, lt=1)
     weight_decay: float = Field(0.01, ge=0)
-    budget_minutes: float = Field(25.0, gt=0)  # training stops here (the stage: < 40 min)
+    max_steps: int = Field(0, ge=0)  # training stops after these steps (0: all epochs)
     threads: int = Field(2, gt=0)  # torch threads
     bf16: bool = True  # bfloat16 autocast in training (weights stay float32)
     freeze_word_embeddings: bool = True  # train the layers and head only (faster steps)
@@ -108,7 +111,7 @@ class RerankerParams(_Section):
     """Stage train_reranker (countercase.reranker): mining, training, export."""
 
     query_chars: int = Field(1500, gt=100)  # facts of the citing judgment given as the query
-    max_judgments: int = Field(400, ge=0)  # citing judgments mined (seeded sample; 0: all)
+    max_judgments: int = Field(0, ge=0)  # citing judgments mined (seeded sample; 0: all)
     max_positives: int = Field(5, ge=1)  # cited judgments used per citing judgment
     max_statute_positives: int = Field(1, ge=0)  # cited AILA statutes used per judgment
     statute_groups: bool = True  # also train on judgment -> statute pairs
@@ -117,11 +120,11 @@ class RerankerParams(_Section):
     search_depth: int = Field(40, gt=0)  # BM25/dense hits the negatives are drawn from
     dense_negatives: bool = True  # also from dense hits, when the embed stage's vectors exist
     leakage_threshold: float = Field(0.5, gt=0, le=1)  # share of a query's 8-shingles
-    max_groups: int = Field(800, ge=0)  # 0: all mined groups
+    max_groups: int = Field(0, ge=0)  # 0: all mined groups
     max_length: int = Field(256, ge=16)  # word pieces of a (query, passage) pair
     groups_per_step: int = Field(4, gt=0)
-    learning_rate: float = Field(3e-5, gt=0)
-    budget_minutes: float = Field(15.0, gt=0)  # wall-clock cap of training
+    learning_rate: float = Field(1e-4, gt=0)
+    max_steps: int = Field(469, ge=0)  # training stops after these steps (0: the whole pass)
     curve_at: list[float] = [0.25, 0.5, 1.0]  # fractions of the pass validated (learning curve)
     select_by: Literal["MAP", "nDCG@10"] = "MAP"  # checkpoint choice on AILA_Q1..Q10
     depths: list[int] = [10, 20, 50]  # reranking depths measured against latency
@@ -155,7 +158,7 @@ class Params(_Section):
     rerank_llm: RerankLlmParams = RerankLlmParams()
 
 
-class ConfigError(ValueError):
+class ConfigError(CountercaseError, ValueError):
     """A params file that is missing, unreadable or invalid; the message names the file."""
 
 

@@ -10,7 +10,8 @@ from typing import Optional
 
 import typer
 
-from countercase.config import ConfigError
+from countercase import layout
+from countercase.errors import CountercaseError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Counterfactual precedent retrieval over Indian Supreme Court judgments.")
@@ -19,18 +20,27 @@ log = logging.getLogger("countercase")
 PARAMS_OPTION = typer.Option(Path("params.yaml"), "--params", help="Parameters file.")
 TIMING_OPTION = typer.Option(None, help="Write wall-clock timings here (JSON).")
 # Where the stages put what retrieval reads (countercase.retrieve.load.IndexPaths).
-INDEX_DIR_OPTION = typer.Option(Path("data/processed/index"), help="Output of the index stage.")
-DENSE_DIR_OPTION = typer.Option(Path("data/processed/dense"), help="Output of the embed stage.")
-CHUNKS_OPTION = typer.Option(Path("data/processed/extract/chunks.parquet"))
-METADATA_OPTION = typer.Option(Path("data/processed/extract/metadata.parquet"))
+INDEX_DIR_OPTION = typer.Option(layout.INDEX, help="Output of the index stage.")
+DENSE_DIR_OPTION = typer.Option(layout.DENSE, help="Output of the embed stage.")
+CHUNKS_OPTION = typer.Option(layout.CHUNKS)
+METADATA_OPTION = typer.Option(layout.METADATA)
+# where the traceback of a bug goes (the one line on the terminal names it)
+CRASH_LOG = Path(".cache/countercase/last-error.log")
 
 
-class UserError(Exception):
-    """An error caused by the user's input; shown as one line, exit status 2."""
+class UserError(CountercaseError):
+    """An error in the command's arguments; shown as one line, exit status 2."""
+
+
+_debug = False
 
 
 @app.callback()
-def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging.")) -> None:
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging."),
+          debug: bool = typer.Option(False, "--debug",
+                                     help="Show the traceback of an unexpected error.")) -> None:
+    global _debug
+    _debug = debug
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
@@ -49,15 +59,27 @@ def require(path: Optional[Path], what: str) -> None:
 def main() -> None:
     try:
         app()
-    except (UserError, ConfigError) as error:
+    except CountercaseError as error:  # bad input or a missing artefact: the message says which
         typer.echo(f"error: {error}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
-    except Exception as error:  # a bug, not a user error: say so without a traceback
-        if log.isEnabledFor(logging.DEBUG):
+    except Exception as error:  # a bug, not a user error: say so, traceback in a file
+        if _debug:
             raise
-        typer.echo(f"error: {type(error).__name__}: {error} (run with --verbose for details)",
-                   err=True)
+        where = _write_crash_log()
+        typer.echo(f"error: a bug in countercase, not in your input: {type(error).__name__}: "
+                   f"{error} (traceback in {where}; --debug shows it here)", err=True)
         sys.exit(1)
+
+
+def _write_crash_log() -> Path:
+    import traceback
+
+    try:
+        CRASH_LOG.parent.mkdir(parents=True, exist_ok=True)
+        CRASH_LOG.write_text(traceback.format_exc(), encoding="utf-8")
+        return CRASH_LOG.resolve()
+    except OSError:
+        return Path("(not writable: run with --debug)")

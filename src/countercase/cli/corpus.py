@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from countercase import layout
 from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
 from countercase.config import load_params
 
@@ -20,7 +21,7 @@ def ingest(
     pdfs: Optional[Path] = typer.Option(None, help="Folder of judgment PDFs."),
     sc_root: Optional[Path] = typer.Option(
         None, help="Local copy of the indian-supreme-court-judgments open-data bucket."),
-    out: Path = typer.Option(Path("data/processed/ingest"), help="Output folder."),
+    out: Path = typer.Option(layout.INGEST, help="Output folder."),
     metrics: Optional[Path] = typer.Option(None, help="Write the counts here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
@@ -55,11 +56,11 @@ def ingest(
 
 @app.command()
 def extract(
-    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
-    statutes: Path = typer.Option(Path("data/raw/statutes"), help="Shipped statute texts."),
+    documents: Path = typer.Option(layout.DOCUMENTS),
+    statutes: Path = typer.Option(layout.STATUTE_TEXTS, help="Shipped statute texts."),
     sc_metadata: Optional[Path] = typer.Option(
-        Path("data/raw/sc_metadata/raw"), help="Supreme Court metadata records (JSON)."),
-    out: Path = typer.Option(Path("data/processed/extract"), help="Output folder."),
+        layout.SC_METADATA, help="Supreme Court metadata records (JSON)."),
+    out: Path = typer.Option(layout.EXTRACT, help="Output folder."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -76,12 +77,12 @@ def extract(
 
 @app.command("extract-eval")
 def extract_eval(
-    metadata: Path = typer.Option(Path("data/processed/extract/metadata.parquet")),
+    metadata: Path = typer.Option(layout.METADATA),
     summary: Optional[Path] = typer.Option(
-        Path("data/processed/extract/summary.json"), help="Counts of the extract stage."),
-    gold: Path = typer.Option(Path("data/gold"), help="Folder of gold metadata_gold_*.jsonl."),
-    rhetorical_roles: Path = typer.Option(Path("data/raw/rhetorical_roles")),
-    out: Path = typer.Option(Path("metrics/extraction.json")),
+        layout.EXTRACT_SUMMARY, help="Counts of the extract stage."),
+    gold: Path = typer.Option(layout.GOLD, help="Folder of gold metadata_gold_*.jsonl."),
+    rhetorical_roles: Path = typer.Option(layout.RHETORICAL_ROLES),
+    out: Path = typer.Option(layout.metrics("extraction")),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Accuracy of metadata against the gold sample; segmentation against rhetorical roles."""
@@ -98,8 +99,8 @@ def extract_eval(
 
 @app.command()
 def paper(
-    source: Path = typer.Option(Path("paper/paper.qmd"), help="The Quarto manuscript."),
-    out: Path = typer.Option(Path("paper/_output/paper.html"), help="Rendered HTML."),
+    source: Path = typer.Option(layout.PAPER_SOURCE, help="The Quarto manuscript."),
+    out: Path = typer.Option(layout.PAPER_HTML, help="Rendered HTML."),
 ) -> None:
     """Render the paper from the metrics (Quarto if installed, else jupytext + nbconvert)."""
     from countercase.paper import render_paper

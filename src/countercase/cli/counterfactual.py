@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, write_json)
@@ -19,10 +20,10 @@ log = logging.getLogger("countercase")
 
 @app.command()
 def factsheets(
-    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
-    extract_dir: Path = typer.Option(Path("data/processed/extract")),
-    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
-    out: Path = typer.Option(Path("data/processed/factsheets")),
+    documents: Path = typer.Option(layout.DOCUMENTS),
+    extract_dir: Path = typer.Option(layout.EXTRACT),
+    queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
+    out: Path = typer.Option(layout.FACTSHEETS),
     metrics: Optional[Path] = typer.Option(None, help="Write the coverage here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     ner_model: Optional[Path] = typer.Option(
@@ -30,16 +31,13 @@ def factsheets(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
-    from countercase.aila import TopicsError, read_queries
+    from countercase.datasets.aila import read_queries
     from countercase.factsheet.run import run_factsheets
 
     for path, what in ((documents, "documents file"), (extract_dir, "extract folder"),
                        (queries, "topics file")):
         require(path, what)
-    try:
-        topics = read_queries(queries)
-    except TopicsError as error:
-        raise UserError(str(error)) from None
+    topics = read_queries(queries)
     params = load_params(params_path)
     report = run_factsheets(documents, extract_dir, topics, out,
                             params.extract.facts_fallback_fraction)
@@ -98,8 +96,8 @@ def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path) -> d
 
 @app.command()
 def adjacency(
-    extract_dir: Path = typer.Option(Path("data/processed/extract")),
-    out: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    extract_dir: Path = typer.Option(layout.EXTRACT),
+    out: Path = typer.Option(layout.SECTION_EDGES),
     metrics: Optional[Path] = typer.Option(None, help="Write the edge counts here (JSON)."),
     min_count: int = typer.Option(3, help="Co-citations needed for an edge."),
 ) -> None:
@@ -128,18 +126,18 @@ def factsheet(
     text: Optional[str] = typer.Argument(None, help="Case text (facts) to read."),
     case_id: Optional[str] = typer.Option(None, help="A judgment or AILA query id (C12, AILA_Q3)."),
     file: Optional[Path] = typer.Option(None, help="A fact sheet JSON to check and show."),
-    sheets_dir: Path = typer.Option(Path("data/processed/factsheets")),
+    sheets_dir: Path = typer.Option(layout.FACTSHEETS),
     ner_model: Optional[Path] = typer.Option(
         None, help="Entity tagger (default: data/processed/ner/model when it is there)."),
-    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl"),
+    documents: Path = typer.Option(layout.DOCUMENTS,
                                    help="Judgment texts, for --case-id."),
-    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"),
+    queries: Path = typer.Option(layout.AILA_QUERIES,
                                  help="AILA topics, for --case-id."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One fact sheet, from raw text, a corpus or query id, or a fact sheet file, with the
     confidence of each value and the entity tags highlighted in its text."""
-    from countercase.factsheet.schema import FactSheetError, validate_sheet
+    from countercase.factsheet.schema import validate_sheet
     from countercase.factsheet.show import case_text, find_sheet, render, stage_records
     from countercase.ner.confidence import sheet_confidence
     from countercase.ner.entities import EntityTag
@@ -150,22 +148,19 @@ def factsheet(
     if ner_model is not None:
         require(ner_model, "NER model folder")
     source_text, tags, others = None, None, []
-    try:
-        if file:
-            require(file, "fact sheet file")
-            sheet = validate_sheet(_read_json(file))
-        elif case_id:
-            sheet = find_sheet(case_id, sheets_dir)
-            others = [validate_sheet(r) for r in stage_records(case_id, sheets_dir / "llm.jsonl")]
-            stored = stage_records(case_id, sheets_dir / "entities.jsonl")
-            tags = [EntityTag(**t) for t in stored[0]["tags"]] if stored else None
-            source_text = case_text(case_id, queries, documents)
-        else:
-            from countercase.factsheet.rules import extract_rules
+    if file:
+        require(file, "fact sheet file")
+        sheet = validate_sheet(_read_json(file))
+    elif case_id:
+        sheet = find_sheet(case_id, sheets_dir)
+        others = [validate_sheet(r) for r in stage_records(case_id, sheets_dir / "llm.jsonl")]
+        stored = stage_records(case_id, sheets_dir / "entities.jsonl")
+        tags = [EntityTag(**t) for t in stored[0]["tags"]] if stored else None
+        source_text = case_text(case_id, queries, documents)
+    else:
+        from countercase.factsheet.rules import extract_rules
 
-            sheet, source_text = extract_rules(text, "text", "text"), text
-    except (FactSheetError, ValueError, LookupError) as error:
-        raise UserError(str(error)) from None
+        sheet, source_text = extract_rules(text, "text", "text"), text
     if tags is None and source_text is not None:
         tags = _tag_facts(sheet, source_text, ner_model)
     if as_json:
@@ -180,7 +175,7 @@ def _tag_facts(sheet, text: str, ner_model: Optional[Path]) -> list:
 
     from countercase.ner.entities import EntityTagger
 
-    model = ner_model if ner_model is not None else Path("data/processed/ner/model")
+    model = ner_model if ner_model is not None else layout.NER_MODEL
     start, end = sheet.facts_span.start, sheet.facts_span.end
     if sheet.source != "judgment":
         start, end = 0, len(text)
@@ -190,9 +185,9 @@ def _tag_facts(sheet, text: str, ner_model: Optional[Path]) -> list:
 
 @app.command()
 def perturb(
-    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
-    edges: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
-    out: Path = typer.Option(Path("data/processed/trees")),
+    queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
+    edges: Path = typer.Option(layout.SECTION_EDGES),
+    out: Path = typer.Option(layout.TREES),
     metrics: Optional[Path] = typer.Option(None, help="Write the summary here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
@@ -204,18 +199,15 @@ def perturb(
     """A perturbation tree for every AILA query (depth, branching from params.yaml)."""
     import pandas as pd
 
-    from countercase.aila import TopicsError, read_queries
+    from countercase.datasets.aila import read_queries
     from countercase.perturb.run import run_perturb
-    from countercase.retrieve.load import IndexPaths, MissingIndexError, open_retriever
+    from countercase.retrieve.load import IndexPaths, open_retriever
 
     require(edges, "section adjacency map (stage `adjacency`)")
     params = load_params(params_path)
-    try:
-        topics = read_queries(queries)
-        retriever = open_retriever("precedents", params.retrieve,
-                                   IndexPaths(index_dir, dense_dir, chunks, metadata))
-    except (TopicsError, MissingIndexError) as error:
-        raise UserError(str(error)) from None
+    topics = read_queries(queries)
+    retriever = open_retriever("precedents", params.retrieve,
+                               IndexPaths(index_dir, dense_dir, chunks, metadata))
     report = run_perturb(topics, retriever, pd.read_parquet(edges), out, params.perturb,
                          queries.parent)
     if metrics:
@@ -232,8 +224,8 @@ def tree(
     depth: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.depth."),
     branching: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.branching."),
     out: Path = typer.Option(Path("tree.json")),
-    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt")),
-    edges: Path = typer.Option(Path("data/processed/adjacency/section_edges.parquet")),
+    queries: Path = typer.Option(layout.AILA_QUERIES),
+    edges: Path = typer.Option(layout.SECTION_EDGES),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -243,12 +235,12 @@ def tree(
     """One perturbation tree, from a query id, raw text or a fact sheet, written as JSON."""
     import pandas as pd
 
-    from countercase.aila import read_queries
+    from countercase.datasets.aila import read_queries
     from countercase.factsheet.rules import extract_rules
-    from countercase.factsheet.schema import FactSheetError, validate_sheet
+    from countercase.factsheet.schema import validate_sheet
     from countercase.perturb.run import retriever_search
-    from countercase.perturb.tree import PerturbationTree, TreeError
-    from countercase.retrieve.load import IndexPaths, MissingIndexError, open_retriever
+    from countercase.perturb.tree import PerturbationTree
+    from countercase.retrieve.load import IndexPaths, open_retriever
 
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
@@ -256,25 +248,22 @@ def tree(
     params = load_params(params_path)
     depth = params.perturb.depth if depth is None else depth
     branching = params.perturb.branching if branching is None else branching
-    try:
-        if query:
-            topics = read_queries(queries)
-            if query not in topics:
-                raise UserError(f"no query {query!r} in {queries}")
-            text = topics[query]
-            root = extract_rules(text, query, "query")
-        elif text:
-            root = extract_rules(text, "text", "text")
-        else:
-            require(sheet, "fact sheet file")
-            root = validate_sheet(_read_json(sheet))
-        retriever = open_retriever("precedents", params.retrieve,
-                                   IndexPaths(index_dir, dense_dir, chunks, metadata))
-        built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
-                                 params.perturb.k, text=text,
-                                 prune_below=params.perturb.prune_below).build(depth, branching)
-    except (FactSheetError, TreeError, MissingIndexError, ValueError) as error:
-        raise UserError(str(error)) from None
+    if query:
+        topics = read_queries(queries)
+        if query not in topics:
+            raise UserError(f"no query {query!r} in {queries}")
+        text = topics[query]
+        root = extract_rules(text, query, "query")
+    elif text:
+        root = extract_rules(text, "text", "text")
+    else:
+        require(sheet, "fact sheet file")
+        root = validate_sheet(_read_json(sheet))
+    retriever = open_retriever("precedents", params.retrieve,
+                               IndexPaths(index_dir, dense_dir, chunks, metadata))
+    built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
+                             params.perturb.k, text=text,
+                             prune_below=params.perturb.prune_below).build(depth, branching)
     out.write_text(built.to_json({**params.perturb.model_dump(), "depth": depth,
                                   "branching": branching}), encoding="utf-8")
     log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)

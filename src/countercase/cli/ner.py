@@ -7,15 +7,16 @@ from typing import Optional
 
 import typer
 
+from countercase import layout
 from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
 from countercase.config import load_params
 
 
 @app.command("train-ner")
 def train_ner(
-    data: Path = typer.Option(Path("data/raw/ner/inlegalner_bio"),
+    data: Path = typer.Option(layout.NER_DATA,
                               help="InLegalNER BIO files NER_{TRAIN,DEV}_{JUDGEMENT,PREAMBLE}.txt."),
-    out: Path = typer.Option(Path("data/processed/ner"), help="The model goes to OUT/model."),
+    out: Path = typer.Option(layout.NER, help="The model goes to OUT/model."),
     metrics: Optional[Path] = typer.Option(None, help="Write the dev scores here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
@@ -25,10 +26,7 @@ def train_ner(
 
     require(data, "InLegalNER folder")
     params = load_params(params_path)
-    try:
-        report = run(data, out, params.ner, params.seed)
-    except FileNotFoundError as error:
-        raise UserError(str(error)) from None
+    report = run(data, out, params.ner, params.seed)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
                                   write_json)
@@ -18,12 +19,12 @@ log = logging.getLogger("countercase")
 
 @app.command("rerank-llm")
 def rerank_llm(
-    aila_dir: Path = typer.Option(Path("data/raw/aila2019")),
+    aila_dir: Path = typer.Option(layout.AILA),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
-    out: Path = typer.Option(Path("data/processed/rerank_llm")),
+    out: Path = typer.Option(layout.RERANK_LLM),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -33,7 +34,7 @@ def rerank_llm(
 
     from countercase.factsheet.llm import LlmUnavailableError, model_path
     from countercase.reranker.llm_run import run_rerank_llm
-    from countercase.retrieve.load import IndexPaths, MissingIndexError
+    from countercase.retrieve.load import IndexPaths
 
     try:  # before the indexes are loaded: without the model there is nothing to measure
         if importlib.util.find_spec("llama_cpp") is None:
@@ -52,8 +53,6 @@ def rerank_llm(
                                out)
     except LlmUnavailableError as error:
         raise UserError(f"the LLM reranker needs the local LLM (make llm): {error}") from None
-    except MissingIndexError as error:
-        raise UserError(str(error)) from None
     if metrics:
         write_json(metrics, found)
     for name, task in found["tasks"].items():

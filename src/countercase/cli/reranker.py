@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from countercase import layout
 from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
 from countercase.config import load_params
 
@@ -16,13 +17,13 @@ log = logging.getLogger("countercase")
 
 @app.command("train-reranker")
 def train_reranker(
-    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
-    extract_dir: Path = typer.Option(Path("data/processed/extract"), help="Extract stage output."),
-    index_dir: Path = typer.Option(Path("data/processed/index"), help="Index stage output."),
-    dense_dir: Path = typer.Option(Path("data/processed/dense"),
+    documents: Path = typer.Option(layout.DOCUMENTS),
+    extract_dir: Path = typer.Option(layout.EXTRACT, help="Extract stage output."),
+    index_dir: Path = typer.Option(layout.INDEX, help="Index stage output."),
+    dense_dir: Path = typer.Option(layout.DENSE,
                                    help="Embed stage output (optional: BM25 negatives only)."),
-    aila_dir: Path = typer.Option(Path("data/raw/aila2019")),
-    out: Path = typer.Option(Path("data/processed/reranker")),
+    aila_dir: Path = typer.Option(layout.AILA),
+    out: Path = typer.Option(layout.RERANKER),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     judgments: int = typer.Option(0, help="Mine only this many citing judgments (0: all)."),
@@ -30,7 +31,6 @@ def train_reranker(
 ) -> None:
     """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it."""
     from countercase.reranker.run import run_train_reranker
-    from countercase.retrieve.load import MissingIndexError
 
     for path, what in ((documents, "documents file"), (extract_dir / "chunks.parquet", "chunks"),
                        (extract_dir / "sections.parquet", "sections"),
@@ -42,11 +42,8 @@ def train_reranker(
         require(path, what)
     if judgments < 0:
         raise UserError(f"--judgments must be 0 or more, got {judgments}")
-    try:
-        found = run_train_reranker(load_params(params_path), documents, extract_dir, index_dir,
-                                   dense_dir, aila_dir, out, judgments)
-    except MissingIndexError as error:
-        raise UserError(str(error)) from None
+    found = run_train_reranker(load_params(params_path), documents, extract_dir, index_dir,
+                               dense_dir, aila_dir, out, judgments)
     if metrics:
         write_json(metrics, found["report"])
     if timing:

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, write_json)
@@ -19,14 +20,14 @@ log = logging.getLogger("countercase")
 
 @app.command()
 def index(
-    chunks: Path = typer.Option(Path("data/processed/extract/chunks.parquet")),
-    metadata: Path = typer.Option(Path("data/processed/extract/metadata.parquet")),
-    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl")),
-    statutes: Path = typer.Option(Path("data/raw/aila2019/Object_statutes.tar.gz"),
+    chunks: Path = typer.Option(layout.CHUNKS),
+    metadata: Path = typer.Option(layout.METADATA),
+    documents: Path = typer.Option(layout.DOCUMENTS),
+    statutes: Path = typer.Option(layout.AILA_STATUTES,
                                   help="The AILA Task-2 statutes."),
-    statute_table: Path = typer.Option(Path("data/processed/extract/statutes.parquet"),
+    statute_table: Path = typer.Option(layout.STATUTE_TABLE,
                                        help="The statute table of the extract stage."),
-    out: Path = typer.Option(Path("data/processed/index")),
+    out: Path = typer.Option(layout.INDEX),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -46,22 +47,18 @@ def index(
 
 @app.command()
 def embed(
-    chunks: Path = typer.Option(Path("data/processed/extract/chunks.parquet")),
-    statute_chunks: Path = typer.Option(Path("data/processed/index/statutes_chunks.parquet")),
-    out: Path = typer.Option(Path("data/processed/dense")),
+    chunks: Path = typer.Option(layout.CHUNKS),
+    statute_chunks: Path = typer.Option(layout.STATUTE_CHUNKS),
+    out: Path = typer.Option(layout.DENSE),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
-    from countercase.index.encoders import EncoderUnavailableError
     from countercase.index.run import run_embed
 
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
-    try:
-        stats = run_embed(chunks, statute_chunks, out, load_params(params_path).index)
-    except EncoderUnavailableError as error:
-        raise UserError(str(error)) from None
+    stats = run_embed(chunks, statute_chunks, out, load_params(params_path).index)
     if timing:
         write_json(timing, {**stats["timing"], "encoder": stats["encoder"],
                              "precision": stats["precision"]})
@@ -86,33 +83,26 @@ def search(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Search precedents (judgments) or statutes, with the passage that ranked each."""
-    from countercase.index.query_reduction import EmptyQueryError
-    from countercase.index.run import TASKS
-    from countercase.retrieve.filters import FilterError, SearchFilter
-    from countercase.retrieve.load import (IndexPaths, MissingIndexError, open_retriever,
-                                           open_statute_search)
-    from countercase.retrieve.pipeline import NoMatchError
+    from countercase.retrieve.filters import SearchFilter
+    from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
 
-    if task not in TASKS:
+    if task not in layout.TASKS:
         raise UserError(f"unknown task {task!r}: use precedents or statutes")
     if not query.strip():
         raise UserError("empty query: give the facts of a case to search with")
     params = load_params(params_path).retrieve
-    try:
-        filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
-        paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
-        retriever = (open_retriever(task, params, paths) if task == "precedents"
-                     else open_statute_search(params, paths))
-        result = retriever.search(query, filters, k)
-    except (EmptyQueryError, FilterError, NoMatchError, MissingIndexError) as error:
-        raise UserError(str(error)) from None
+    filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    retriever = (open_retriever(task, params, paths) if task == "precedents"
+                 else open_statute_search(params, paths))
+    result = retriever.search(query, filters, k)
     _print_rows([_result_row(hit, task) for hit in result.documents], as_json)
 
 
 @app.command()
 def latency(
-    queries: Path = typer.Option(Path("data/raw/aila2019/Query_doc.txt"), help="AILA topics."),
-    out: Path = typer.Option(Path("metrics/latency.json")),
+    queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
+    out: Path = typer.Option(layout.metrics("latency")),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -120,17 +110,14 @@ def latency(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Per-stage p50/p95 latency of the retrieval pipeline over the AILA queries."""
-    from countercase.aila import TopicsError, read_queries
+    from countercase.datasets.aila import read_queries
     from countercase.retrieve.latency import run_latency
-    from countercase.retrieve.load import IndexPaths, MissingIndexError
+    from countercase.retrieve.load import IndexPaths
 
     require(queries, "topics file")
-    try:
-        texts = list(read_queries(queries).values())
-        report = run_latency(texts, load_params(params_path).retrieve,
-                             IndexPaths(index_dir, dense_dir, chunks, metadata))
-    except (TopicsError, MissingIndexError) as error:
-        raise UserError(str(error)) from None
+    texts = list(read_queries(queries).values())
+    report = run_latency(texts, load_params(params_path).retrieve,
+                         IndexPaths(index_dir, dense_dir, chunks, metadata))
     write_json(out, report)
     log.info("latency of %d queries -> %s", len(texts), out)
 
@@ -140,16 +127,15 @@ def evaluate(
     collection: list[str] = typer.Option(
         [], help="aila2019-task1 and/or aila2019-task2 (default: both)."),
     condition: list[str] = typer.Option([], help="Conditions to run (default: all)."),
-    aila_dir: Path = typer.Option(Path("data/raw/aila2019")),
+    aila_dir: Path = typer.Option(layout.AILA),
     docs: Optional[Path] = typer.Option(None, help="Another collection: documents JSONL."),
     topics: Optional[Path] = typer.Option(None, help="Its topics: qid<TAB>text."),
     qrels: Optional[Path] = typer.Option(None, help="Its qrels (TREC format)."),
-    out: Path = typer.Option(Path("data/processed/evaluate")),
+    out: Path = typer.Option(layout.EVALUATE),
     metrics: Optional[Path] = typer.Option(None, help="Write the scores here (JSON)."),
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
-    regressions: Optional[Path] = typer.Option(None, help="Write regression files here."),
     timing: Optional[Path] = TIMING_OPTION,
-    documents: Path = typer.Option(Path("data/processed/ingest/documents.jsonl"),
+    documents: Path = typer.Option(layout.DOCUMENTS,
                                    help="Judgments to cut the chunking variants from."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
@@ -157,42 +143,47 @@ def evaluate(
     metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """Score every condition on AILA 2019 (or a TREC collection), with significance tests."""
+    """Score every condition on the AILA 2019 test queries (or a TREC collection), with
+    significance tests."""
     import time
 
-    from countercase.aila import TopicsError
-    from countercase.evaluate.collection import QrelsError
-    from countercase.evaluate.conditions import BY_NAME, CONDITIONS
-    from countercase.evaluate.regressions import write_regressions
-    from countercase.evaluate.run import VariantSource, aila_jobs, evaluate_collection, trec_job
-    from countercase.evaluate.trec import CollectionError
-    from countercase.retrieve.load import IndexPaths, MissingIndexError
+    import pandas as pd
+
+    from countercase.datasets import AILA_COLLECTIONS, load, trec_dataset
+    from countercase.evaluate.run import VariantSource, evaluate_dataset
+    from countercase.evaluate.trec import index_collection
+    from countercase.retrieve.load import IndexPaths
 
     started = time.perf_counter()
     params = load_params(params_path)
-    unknown = [c for c in condition if c not in BY_NAME]
-    if unknown:
-        raise UserError(f"unknown condition(s) {', '.join(unknown)}: use {', '.join(BY_NAME)}")
-    chosen = [BY_NAME[c] for c in condition] or list(CONDITIONS)
+    chosen = _conditions(condition)
     if (docs or topics or qrels) and not (docs and topics and qrels):
         raise UserError("a TREC collection needs --docs, --topics and --qrels together")
-    for path, what in ((docs, "documents"), (topics, "topics"), (qrels, "qrels")):
-        require(path, what)
+    unknown = [c for c in collection if c not in AILA_COLLECTIONS]
+    if unknown:
+        raise UserError(f"unknown collection(s) {', '.join(unknown)}: "
+                        f"use {', '.join(AILA_COLLECTIONS)}")
     scores, notes = {}, {}
-    try:
-        jobs = (trec_job(docs, topics, qrels, out / "index", params) if docs else
-                aila_jobs(collection, aila_dir, IndexPaths(index_dir, dense_dir, chunks, metadata)))
-        for found, paths, doc_ids in jobs:
-            variants = (VariantSource(documents, paths.chunks.parent)
-                        if not docs and documents.exists() else None)
-            result = evaluate_collection(found, chosen, paths, params.retrieve, params.evaluate,
-                                         out, doc_ids, variants)
-            scores[found.name] = result.pop("scores")
-            notes[found.name] = result
-            if regressions:
-                write_regressions(regressions, found, chosen, scores[found.name], params)
-    except (TopicsError, QrelsError, CollectionError, MissingIndexError, OSError) as error:
-        raise UserError(str(error)) from None
+    if docs:
+        dataset = trec_dataset(docs, topics, qrels)
+        paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract)
+        jobs = [(dataset, paths, doc_ids, None)]
+    else:
+        paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+        variants = (VariantSource(documents, chunks.parent, out / "chunkings")
+                    if documents.exists() else None)
+        jobs = []
+        for name in collection or list(AILA_COLLECTIONS):
+            dataset = load(f"{name.replace('-', '/')}/test", aila_dir)
+            table = paths.chunk_table(dataset.task)
+            doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
+                       if table.exists() else set())
+            jobs.append((dataset, paths, doc_ids, variants))
+    for dataset, paths, doc_ids, variants in jobs:
+        result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate, out,
+                                  doc_ids, variants)
+        scores[dataset.collection] = result.pop("scores")
+        notes[dataset.collection] = result
     if metrics:
         write_json(metrics, scores)
     if summary:
@@ -203,10 +194,126 @@ def evaluate(
     _print_scores(scores)
 
 
+def _conditions(names: list[str]) -> list:
+    from countercase.evaluate.conditions import BY_NAME, CONDITIONS
+
+    unknown = [c for c in names if c not in BY_NAME]
+    if unknown:
+        raise UserError(f"unknown condition(s) {', '.join(unknown)}: use {', '.join(BY_NAME)}")
+    return [BY_NAME[c] for c in names] or list(CONDITIONS)
+
+
+@app.command()
+def regress(
+    refs: Optional[list[str]] = typer.Argument(None, help="collection/condition, or a condition of "
+                                                 "every collection (default with --all: all)."),
+    verify: bool = typer.Option(False, "--verify", help="Score again and fail on drift."),
+    update: bool = typer.Option(False, "--update", help="Record new expected scores."),
+    all_: bool = typer.Option(False, "--all", help="Every regression file."),
+    reason: str = typer.Option("", help="Why the expected scores change (with --update)."),
+    runs: Optional[Path] = typer.Option(
+        None, help="Score the run files here (the evaluate stage's out) instead of re-running."),
+    regressions: Path = typer.Option(layout.REGRESSIONS, help="The regression files."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the verification here (JSON)."),
+    aila_dir: Path = typer.Option(layout.AILA),
+    documents: Path = typer.Option(layout.DOCUMENTS,
+                                   help="Judgments to cut the chunking variants from."),
+    variants_dir: Path = typer.Option(layout.EVALUATE / "chunkings",
+                                      help="Where the chunking variants are built."),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Check the scores of the conditions against regressions/ (--verify), or record new
+    expected scores with a reason (--update)."""
+    from countercase.evaluate import regressions as reg
+    from countercase.evaluate.run import VariantSource, index_statistics, regression_scores
+    from countercase.retrieve.load import IndexPaths
+
+    refs = refs or []
+    if verify == update:
+        raise UserError("give one of --verify and --update")
+    if bool(refs) == all_:
+        raise UserError("name the regressions (collection/condition) or give --all")
+    params = load_params(params_path)
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    variants = VariantSource(documents, chunks.parent, variants_dir) if documents.exists() else None
+    if update:
+        if not reason.strip():
+            raise UserError("--update needs --reason: say why the expected scores change")
+        records = [_new_record(ref, regressions) for ref in refs] if refs else \
+            reg.select(regressions, [])
+    else:
+        records = reg.select(regressions, refs)
+    scores = regression_scores(records, params, paths, variants, runs, aila_dir)
+    if update:
+        from countercase.datasets import load
+
+        for r in records:
+            key = (r["collection"], r["condition"])
+            if key not in scores:
+                raise UserError(f"{'/'.join(key)} could not be scored here (see the log)")
+            dataset = load(r["dataset"], aila_dir)
+            condition = _conditions([key[1]])[0]
+            index = index_statistics(paths, dataset.task)
+            if condition.level == "docs" or condition.chunking:  # not the main chunk table
+                index = {"documents": index["documents"]}
+            path = reg.update(regressions, *key, r["dataset"], condition, params, scores[key],
+                              _topics(dataset.qids), index, reason)
+            log.info("%s: expected scores recorded", path)
+        reg.write_matrix(regressions)
+        return
+    drifts = reg.verify(records, scores, params)
+    if metrics:
+        write_json(metrics, {"regressions": len(records), "drifts": len(drifts),
+                             "passed": not drifts,
+                             "moved": [dict(zip(("collection", "condition", "measure",
+                                                 "expected", "found", "diff"), d.row()))
+                                       for d in drifts]})
+    if drifts:
+        _print_table("regressions that moved",
+                     ["collection", "condition", "measure", "expected", "found", "diff"],
+                     [d.row() for d in drifts])
+        typer.echo(f"regress: {len(drifts)} drift(s) in {len(records)} regression(s)", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"regress: {len(records)} regression(s) verified, no drift", err=True)
+
+
+def _new_record(ref: str, root: Path) -> dict:
+    """What ``--update`` needs of a regression named ``collection/condition`` (new or not)."""
+    from countercase.datasets import AILA_COLLECTIONS
+
+    collection, _, condition = ref.rpartition("/")
+    if collection not in AILA_COLLECTIONS:
+        raise UserError(f"--update names collection/condition, e.g. aila2019-task1/bm25; "
+                        f"got {ref!r}")
+    _conditions([condition])
+    return {"collection": collection, "condition": condition,
+            "dataset": f"{collection.replace('-', '/')}/test"}
+
+
+def _topics(qids: tuple[str, ...]) -> str:
+    return f"{qids[0]}..{qids[-1]} ({len(qids)} queries)"
+
+
+def _print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    Console(stderr=True, width=160).print(table)
+
+
 @app.command()
 def tune(
-    aila_dir: Path = typer.Option(Path("data/raw/aila2019")),
-    out: Path = typer.Option(Path("metrics/tuning.json")),
+    aila_dir: Path = typer.Option(layout.AILA),
+    out: Path = typer.Option(layout.metrics("tuning")),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -214,20 +321,15 @@ def tune(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The tuning grids of the retrieve defaults, scored on AILA_Q1..Q10 (and Q11..Q50)."""
-    from countercase.evaluate.collection import aila_collection
+    from countercase.datasets import load
     from countercase.evaluate.tuning import tune_precedents, tune_statutes
-    from countercase.retrieve.load import IndexPaths, MissingIndexError
+    from countercase.retrieve.load import IndexPaths
 
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
-    try:
-        report = {
-            "aila2019-task1": tune_precedents(aila_collection("aila2019-task1", aila_dir), params,
-                                              paths),
-            "aila2019-task2": tune_statutes(aila_collection("aila2019-task2", aila_dir), params,
-                                            paths)}
-    except MissingIndexError as error:
-        raise UserError(str(error)) from None
+    report = {
+        "aila2019-task1": tune_precedents(load("aila2019/task1", aila_dir), params, paths),
+        "aila2019-task2": tune_statutes(load("aila2019/task2", aila_dir), params, paths)}
     write_json(out, report)
     for name, found in report.items():
         log.info("%s: best on the tuning queries %s", name, found["best"])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from countercase.config import RetrieveParams
+from countercase.experiment.systems import candidate_params
 
 BOTH = ("precedents", "statutes")
 _DIRECT = {"statute_bridge": False}
@@ -31,8 +32,7 @@ class Condition:
     chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
 
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
-        depths = {"bm25_depth": chunk_depth, "dense_depth": chunk_depth}
-        return base.model_copy(update={**depths, **self.overrides})
+        return candidate_params(base, chunk_depth, **self.overrides)
 
 
 CONDITIONS = (

@@ -1,81 +1,183 @@
-"""Regression files in the style of Pyserini's reproductions: one YAML per (collection,
-condition) with the exact command, the configuration and the expected scores, all written by
-the code; ``README.md`` beside them is generated from the same files.
+"""Regressions in the manner of Anserini's: committed inputs that a run is checked against.
 
-A test re-runs a condition and compares its scores with the file within :data:`TOLERANCE`;
-when a change moves a score on purpose, re-running ``countercase evaluate --regressions``
-rewrites the files and the diff shows what moved.
+``regressions/<collection>/<condition>.yaml`` holds the dataset, the command that checks it, the
+configuration and the expected scores with their tolerance, and the history of why they were
+set. Only ``countercase regress --update <ref> --reason "..."`` writes them (the evaluate stage
+never does); ``countercase regress --verify`` scores the condition again (or reads the run file
+the evaluate stage wrote) and reports every measure that moved beyond the tolerance, and every
+setting of the configuration that is no longer what the scores were recorded with.
+``README.md`` beside the files is the reproduction matrix generated from them.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from countercase.evaluate.measures import MEASURES
+from countercase.config import Params
+from countercase.errors import CountercaseError
+from countercase.evaluate.conditions import BY_NAME, Condition
+from countercase.experiment.measures import MEASURES
 
 TOLERANCE = 1e-4
+# (collection, condition) -> measure -> score
+Scores = dict[tuple[str, str], dict[str, float]]
+
+
+class RegressionError(CountercaseError, ValueError):
+    """An unknown regression, or a regression file that cannot be read."""
 
 
 def regression_path(root: Path, collection: str, condition: str) -> Path:
-    return root / collection / f"{condition}.yaml"
+    return Path(root) / collection / f"{condition}.yaml"
 
 
-def write_regression(root: Path, collection: str, condition: str, description: str,
-                     config: dict[str, Any], topics: str, scores: dict[str, float]) -> Path:
-    path = regression_path(root, collection, condition)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def command(collection: str, condition: str) -> str:
+    return f"countercase regress --verify {collection}/{condition}"
+
+
+def read_regression(path: Path) -> dict[str, Any]:
+    try:
+        record = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise RegressionError(f"cannot read regression file {path}: {error}") from None
+    missing = [k for k in ("collection", "dataset", "condition", "expected", "tolerance")
+               if not isinstance(record, dict) or k not in record]
+    if missing:
+        raise RegressionError(f"{path}: missing {', '.join(missing)}")
+    return record
+
+
+def read_regressions(root: Path) -> list[dict[str, Any]]:
+    return [read_regression(p) for p in sorted(Path(root).glob("*/*.yaml"))]
+
+
+def select(root: Path, refs: Iterable[str]) -> list[dict[str, Any]]:
+    """The regression records named by ``refs`` (``collection/condition``, or a condition of
+    every collection that has it); all of them when ``refs`` is empty."""
+    records = read_regressions(root)
+    refs = list(refs)
+    if not refs:
+        return records
+    chosen = []
+    for ref in refs:
+        found = [r for r in records if ref in (r["condition"], f"{r['collection']}/{r['condition']}")]
+        if not found:
+            known = ", ".join(f"{r['collection']}/{r['condition']}" for r in records)
+            raise RegressionError(f"no regression {ref!r} in {root}: use one of {known}")
+        chosen += [r for r in found if r not in chosen]
+    return chosen
+
+
+def configuration(condition: Condition, params: Params) -> dict[str, Any]:
+    """What a condition's scores depend on beyond the data: its level and parameters."""
+    config: dict[str, Any] = {"level": condition.level, "evaluate": params.evaluate.model_dump()}
+    if condition.level == "chunks":
+        config["retrieve"] = condition.params(params.retrieve,
+                                              params.evaluate.chunk_depth).model_dump()
+        config["index"] = params.index.model_dump()
+    return config
+
+
+@dataclass(frozen=True)
+class Drift:
+    collection: str
+    condition: str
+    measure: str  # a measure, or "config: <setting>", or "run" when no run was scored
+    expected: Any
+    found: Any
+
+    def row(self) -> list[str]:
+        def show(v: Any) -> str:
+            return f"{v:.4f}" if isinstance(v, float) else str(v)
+        diff = (f"{self.found - self.expected:+.4f}" if isinstance(self.found, float)
+                and isinstance(self.expected, float) else "")
+        return [self.collection, self.condition, self.measure, show(self.expected),
+                show(self.found), diff]
+
+
+def verify(records: list[dict[str, Any]], scores: Scores, params: Params) -> list[Drift]:
+    """Every measure of ``records`` whose score in ``scores`` moved beyond the tolerance, and
+    every configuration setting that differs from the recorded one."""
+    drifts = []
+    for r in records:
+        key = (r["collection"], r["condition"])
+        condition = BY_NAME.get(r["condition"])
+        if condition is None:
+            drifts.append(Drift(*key, "condition", r["condition"], "unknown condition"))
+            continue
+        drifts += [Drift(*key, f"config: {name}", old, new) for name, old, new in
+                   _differences(r.get("config", {}), configuration(condition, params))]
+        found = scores.get(key)
+        if found is None:
+            drifts.append(Drift(*key, "run", "scored", "not run (see the log)"))
+            continue
+        for measure, expected in r["expected"].items():
+            if abs(found[measure] - expected) > r["tolerance"]:
+                drifts.append(Drift(*key, measure, expected, found[measure]))
+    return drifts
+
+
+def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for k in sorted(set(old) | set(new), key=str)
+                for d in _differences(old.get(k), new.get(k), f"{prefix}{k}.")]
+    return [] if old == new else [(prefix.rstrip("."), old, new)]
+
+
+def update(root: Path, collection: str, dataset: str, condition: Condition, params: Params,
+           scores: dict[str, float], topics: str, index: dict[str, int], reason: str,
+           today: Callable[[], dt.date] = dt.date.today) -> Path:
+    """Write (or rewrite) one regression file with ``scores`` as its expected scores."""
+    if not reason.strip():
+        raise RegressionError("--reason is required: say why the expected scores change")
+    path = regression_path(root, collection, condition.name)
+    history = read_regression(path).get("updates", []) if path.exists() else []
     record = {
-        "collection": collection,
-        "condition": condition,
-        "description": description,
-        "command": f"countercase evaluate --collection {collection} --condition {condition}",
-        "config": config,
-        "topics": topics,
-        "expected": {name: scores[name] for name in MEASURES},
-        "tolerance": TOLERANCE,
+        "collection": collection, "dataset": dataset, "condition": condition.name,
+        "description": condition.description, "command": command(collection, condition.name),
+        "config": configuration(condition, params), "topics": topics, "index": index,
+        "expected": {name: scores[name] for name in MEASURES}, "tolerance": TOLERANCE,
+        "updates": [*history, {"date": today().isoformat(), "reason": reason.strip()}],
     }
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(record, sort_keys=False, width=100), encoding="utf-8")
     return path
 
 
-def write_regressions(root: Path, collection, conditions, scores: dict[str, dict[str, float]],
-                      params) -> None:
-    """The files of every condition scored on ``collection``, and the README generated from
-    all the files under ``root``."""
-    test = collection.test_qids()
-    topics = f"{test[0]}..{test[-1]} ({len(test)} queries)"
-    for condition in conditions:
-        if condition.name not in scores:  # a condition of the other task
-            continue
-        config = {"level": condition.level, "evaluate": params.evaluate.model_dump()}
-        if condition.level == "chunks":
-            config["retrieve"] = condition.params(params.retrieve,
-                                                  params.evaluate.chunk_depth).model_dump()
-            config["index"] = params.index.model_dump()
-        write_regression(root, collection.name, condition.name, condition.description, config,
-                         topics, scores[condition.name])
-    (root / "README.md").write_text(render_markdown(root) + "\n", encoding="utf-8")
-
-
-def read_regressions(root: Path) -> list[dict[str, Any]]:
-    return [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*/*.yaml"))]
-
-
-def render_markdown(root: Path) -> str:
+def render_matrix(root: Path) -> str:
+    """The reproduction matrix: per collection, one row per condition, its scores, the index
+    it searched and the command that checks it."""
     lines = ["# Regressions", "",
-             "Generated by `countercase evaluate --regressions` from the YAML files in this "
-             "folder; do not edit by hand.", ""]
+             "Expected scores of every condition, committed inputs that a run is checked "
+             "against: `countercase regress --verify --all` re-runs them and fails on drift "
+             "(the DVC stage `regress` checks the evaluate stage's run files). Only "
+             "`countercase regress --update <collection>/<condition> --reason \"...\"` "
+             "rewrites a file, and this page is generated from the files by it; do not edit "
+             "by hand.", ""]
     records = read_regressions(root)
     for collection in dict.fromkeys(r["collection"] for r in records):
         rows = [r for r in records if r["collection"] == collection]
-        lines += [f"## {collection} ({rows[0]['topics']})", "",
-                  "| condition | " + " | ".join(MEASURES) + " | what |",
-                  "|---" * (len(MEASURES) + 2) + "|"]
+        lines += [f"## {collection}: `{rows[0]['dataset']}` ({rows[0]['topics']})", "",
+                  "| condition | " + " | ".join(MEASURES) + " | index | command |",
+                  "|---" * (len(MEASURES) + 3) + "|"]
         for r in rows:
             values = " | ".join(f"{r['expected'][m]:.4f}" for m in MEASURES)
-            lines.append(f"| `{r['condition']}` | {values} | {r['description']} |")
+            index = ", ".join(f"{v:,} {k}" for k, v in r.get("index", {}).items())
+            lines.append(f"| `{r['condition']}` | {values} | {index} | `{r['command']}` |")
+        lines += ["", "| condition | what | last update |", "|---|---|---|"]
+        for r in rows:
+            last = (r.get("updates") or [{}])[-1]
+            lines.append(f"| `{r['condition']}` | {r.get('description', '')} | "
+                         f"{last.get('date', '')}: {last.get('reason', '')} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def write_matrix(root: Path) -> None:
+    (Path(root) / "README.md").write_text(render_matrix(root) + "\n", encoding="utf-8")

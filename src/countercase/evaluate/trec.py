@@ -1,8 +1,9 @@
-"""Any collection in TREC form through the same pipeline: documents as JSONL (``id``,
-``contents``), indexed here like the AILA corpus (BM25 over chunks and whole documents, dense
-over chunks). Documents are searched as the ``precedents`` task; they carry no judgment metadata,
-so metadata filters do not apply to them. A line that is not a JSON object with a non-empty
-``id`` and ``contents`` is written to ``failures.jsonl`` with its line number and skipped.
+"""Any collection in TREC form through the same pipeline (:func:`countercase.datasets.trec_dataset`):
+its documents indexed here like the AILA corpus (BM25 over chunks and whole documents, dense over
+chunks) and searched as the ``precedents`` task; they carry no judgment metadata, so metadata
+filters do not apply to them. A line of the documents file that is not a JSON object with a
+non-empty ``id`` and ``contents`` is written to ``failures.jsonl`` with its line number and
+skipped.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from pathlib import Path
 
 from countercase.config import ExtractParams, IndexParams
+from countercase.datasets.trec import read_jsonl_documents
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.dense import build_embeddings
 from countercase.index.run import plain_chunk_records, plain_chunk_table, plain_doc_records
@@ -21,37 +23,11 @@ from countercase.retrieve.load import IndexPaths
 log = logging.getLogger(__name__)
 
 
-class CollectionError(ValueError):
-    """A collection that cannot be evaluated: unknown, or no usable document."""
-
-
-def read_jsonl_documents(path: Path) -> tuple[list[Document], list[dict]]:
-    documents, failures, seen = [], [], set()
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                doc_id, text = str(record["id"]).strip(), record["contents"]
-                if not doc_id or not isinstance(text, str) or not text.strip():
-                    raise ValueError("empty id or contents")
-                if doc_id in seen:
-                    raise ValueError(f"duplicate id {doc_id!r}")
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-                failures.append({"source_path": f"{path}:{number}",
-                                 "reason": f"{type(error).__name__}: {error}"[:200]})
-                continue
-            seen.add(doc_id)
-            documents.append(Document(doc_id, "jsonl", f"{path}:{number}", [Page(0, text)]))
-    if not documents:
-        raise CollectionError(f"{path}: no document with an 'id' and 'contents'")
-    return documents, failures
-
-
-def index_collection(docs: Path, out: Path, index: IndexParams = IndexParams(),
-                     extract: ExtractParams = ExtractParams()) -> tuple[IndexPaths, set[str]]:
-    documents, failures = read_jsonl_documents(docs)
+def index_collection(docs: Path, out: Path, index: IndexParams,
+                     extract: ExtractParams) -> tuple[IndexPaths, set[str]]:
+    found, failures = read_jsonl_documents(docs)
+    documents = [Document(doc_id, "jsonl", f"{docs}:{doc_id}", [Page(0, text)])
+                 for doc_id, text in found]
     out.mkdir(parents=True, exist_ok=True)
     with (out / "failures.jsonl").open("w", encoding="utf-8") as handle:
         for failure in failures:

@@ -19,9 +19,10 @@ from typing import Any
 from tqdm import tqdm
 
 from countercase.config import Params
-from countercase.evaluate.collection import Collection
-from countercase.evaluate.leakage import overlapping_documents
-from countercase.evaluate.measures import aggregate, per_query
+from countercase.datasets import Dataset
+from countercase.datasets.aila import TEST, TUNING
+from countercase.datasets.leakage import overlapping_documents
+from countercase.experiment import Run, ranked, score_run
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
 
@@ -38,13 +39,11 @@ BRIDGE_OFFSETS = (0.0, 5.0)
 DIRECT_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
 
 
-def _maps(collection: Collection, run: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
-    return {"tuning_MAP": aggregate(per_query(collection.qrels, run, collection.tuning))["MAP"],
-            "test_MAP": aggregate(per_query(collection.qrels, run, collection.test))["MAP"]}
-
-
-def _ranked(ids: list[str]) -> list[tuple[str, float]]:
-    return [(doc, float(len(ids) - i)) for i, doc in enumerate(ids)]
+def _maps(collection: Dataset, run: Run) -> dict[str, float]:
+    """MAP on the tuning queries (the choice) and, for the record, on the test queries."""
+    return {f"{part}_MAP": round(float(score_run(run, collection.subset(qids, part),
+                                                 ["MAP"])["MAP"].mean()), 4)
+            for part, qids in (("tuning", TUNING), ("test", TEST))}
 
 
 def _best(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -56,7 +55,7 @@ def _weights(task: str, dense: float, params: Params) -> dict[str, dict[str, flo
     return {**params.retrieve.fusion_weights, task: {"bm25": 1.0, "dense": dense}}
 
 
-def tune_precedents(collection: Collection, params: Params, paths: IndexPaths) -> dict[str, Any]:
+def tune_precedents(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:
     depth = params.evaluate.chunk_depth
     base = open_retriever("precedents", params.retrieve.model_copy(
         update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False}), paths)
@@ -65,37 +64,37 @@ def tune_precedents(collection: Collection, params: Params, paths: IndexPaths) -
         retriever = base.with_params(base.params.model_copy(update={
             "use_mmr": mmr, "mmr_tasks": ["precedents"],
             "fusion_weights": _weights("precedents", dense, params)}))
-        run = {q: _ranked([h.doc_id for h in retriever.search(text, k=params.evaluate.depth).documents])
-               for q, text in collection.topics.items()}
+        run = {q: ranked([h.doc_id for h in retriever.search(text, k=params.evaluate.depth).documents])
+               for q, text in collection.queries.items()}
         rows.append({"dense_weight": dense, "use_mmr": mmr, **_maps(collection, run)})
     return {"grid": rows, "best": _best(rows)}
 
 
-def tune_statutes(collection: Collection, params: Params, paths: IndexPaths) -> dict[str, Any]:
+def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:
     depth = params.evaluate.chunk_depth
     configured = params.retrieve.model_copy(
         update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False})
     precedents = open_retriever("precedents", configured, paths)
     statutes = open_retriever("statutes", configured, paths)
     exclude = {q: [d for d, _ in found] for q, found in overlapping_documents(
-        collection.topics, zip(precedents.chunks["doc_id"], precedents.chunks["text"])).items()}
+        collection.queries, zip(precedents.chunks["doc_id"], precedents.chunks["text"])).items()}
     read = max(BRIDGE_DEPTHS) + max((len(v) for v in exclude.values()), default=0)
     cited = {q: [h.doc_id for h in precedents.search(text, k=read).documents]
-             for q, text in tqdm(collection.topics.items(), desc="tune task 2: precedents")}
+             for q, text in tqdm(collection.queries.items(), desc="tune task 2: precedents")}
     direct = {}
     for dense, mmr in itertools.product(STATUTE_DENSE_WEIGHTS, (False, True)):
         retriever = statutes.with_params(configured.model_copy(update={
             "use_mmr": mmr, "mmr_tasks": ["statutes"],
             "fusion_weights": _weights("statutes", dense, params)}))
         direct[dense, mmr] = {q: [h.doc_id for h in retriever.search(text, k=1000).documents]
-                              for q, text in collection.topics.items()}
+                              for q, text in collection.queries.items()}
     mapping, sections = bridge_inputs(paths)
     rows = []
     for (dense, mmr), bridge_depth, offset, weight in itertools.product(
             direct, BRIDGE_DEPTHS, BRIDGE_OFFSETS, DIRECT_WEIGHTS):
         bridge = StatuteBridge(mapping, sections, bridge_depth, offset)
         run = {}
-        for q in collection.topics:
+        for q in collection.queries:
             bridged = [s for s, _ in bridge.rank(cited[q], exclude.get(q, ()))]
             run[q] = fuse_statute_rankings(direct[dense, mmr][q], bridged,
                                            {"direct": weight, "precedents": 1.0}, configured.rrf_k)

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from countercase.acts import ACTS, ACTS_BY_CODE, section_id
+from countercase.errors import CountercaseError
 
 # Act names as printed, by act code. Most specific first where one contains another.
 _ACT_PATTERNS: dict[str, str] = {
@@ -67,7 +68,7 @@ _SUBCLAUSE = re.compile(r"\(\s?[0-9A-Za-z]{1,5}\s?\)|\bPart[\s-]*I{1,3}\b", re.I
 _CHAIN = re.compile(rf"\s*(?:,|\band\b|&|/)\s*(?P<nums>{_NUM}{_SUB}(?:{_SEP}{_NUM}{_SUB})*)", re.I)
 
 
-class UnknownSectionError(ValueError):
+class UnknownSectionError(CountercaseError, ValueError):
     """A section string that does not name a provision of a known act."""
 
 

@@ -222,21 +222,3 @@ def build_constitution_crossrefs(statutes_dir: str | Path) -> list[dict[str, str
             if source and target and source != target:
                 edges.add((source, target))
     return [{"source": s, "target": t} for s, t in sorted(edges)]
-
-
-def load_aila_statutes(path: str | Path) -> list[dict[str, str]]:
-    """The AILA 2019 Task-2 statutes (``S1``.. ``S200``, 197 files) from their tar, in id order."""
-    import tarfile
-
-    statutes = []
-    with tarfile.open(path) as archive:
-        for member in archive:
-            name = Path(member.name).name
-            if not (member.isfile() and re.fullmatch(r"S\d+\.txt", name)):
-                continue
-            raw = archive.extractfile(member).read().decode("utf-8", errors="replace")
-            title = re.search(r"^Title:\s*(.*)$", raw, re.M)
-            desc = re.search(r"^Desc:\s*(.*)", raw, re.M | re.S)
-            statutes.append({"statute_id": name[:-4], "title": title.group(1).strip() if title else "",
-                             "text": desc.group(1).strip() if desc else raw.strip()})
-    return sorted(statutes, key=lambda s: int(s["statute_id"][1:]))

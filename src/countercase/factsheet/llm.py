@@ -28,6 +28,7 @@ from typing import Any
 
 import jsonschema
 
+from countercase.errors import CountercaseError
 from countercase.factsheet import rules
 from countercase.factsheet.schema import EVIDENCE_TYPES, PARTY_TYPES, FactSheet, Party, Span
 
@@ -83,7 +84,7 @@ EXAMPLE = (
 _SCHEMA_JSON = json.dumps(LLM_SCHEMA, sort_keys=True)
 
 
-class LlmUnavailableError(RuntimeError):
+class LlmUnavailableError(CountercaseError, RuntimeError):
     """The model packages or llama-cpp-python are not installed."""
 
 

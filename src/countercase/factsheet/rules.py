@@ -19,8 +19,8 @@ from collections.abc import Iterable
 
 from countercase.extract.act_sections import find_sections
 from countercase.extract.segment import Segment, segment
-from countercase.factsheet.schema import (Age, Amount, Duration, EvidenceItem, FactSheet, Parties,
-                                          Party, SectionCited, Span)
+from countercase.factsheet.schema import (Age, Amount, Duration, EvidenceItem, FactSheet,
+                                         FactSheetError, Parties, Party, SectionCited, Span)
 
 _NUMBER = r"\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -205,11 +205,11 @@ def extract_rules(text: str, case_id: str, source: str, segments: list[Segment] 
                   outcome: str = "Unknown", facts_fraction: float = 0.2) -> FactSheet:
     """The rule fact sheet of one text. Raises ValueError for an empty text."""
     if not text or not text.strip():
-        raise ValueError(f"{case_id}: empty text, no facts to read")
+        raise FactSheetError(f"{case_id}: empty text, no facts to read")
     letters = _LETTER.findall(text)
     latin = sum(1 for c in letters if c.isascii())
     if letters and latin < 0.5 * len(letters):
-        raise ValueError(f"{case_id}: the text is not in English ({latin / len(letters):.0%} of "
+        raise FactSheetError(f"{case_id}: the text is not in English ({latin / len(letters):.0%} of "
                          "its letters are Latin); the extractors read English judgments only")
     start, end, located_by = facts_region(text, source, segments, facts_fraction)
     facts = text[start:end]

@@ -13,6 +13,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from countercase.errors import CountercaseError
 from countercase.vocab import OUTCOMES
 
 PARTY_TYPES = ("Individual", "Minor", "Corporation", "Partnership", "State", "UnionOfIndia",
@@ -104,7 +105,7 @@ class FactSheet(_Model):
     outcome: Outcome = "Unknown"
 
 
-class FactSheetError(ValueError):
+class FactSheetError(CountercaseError, ValueError):
     """A fact sheet that does not match the schema; the message names field and value."""
 
 

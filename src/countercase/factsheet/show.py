@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from countercase.errors import CountercaseError
 from countercase.factsheet.schema import FactSheet, validate_sheet
+
+
+class SheetNotFoundError(CountercaseError, LookupError):
+    """No fact sheet (or no stage output) for the case asked for."""
 
 
 def find_sheet(case_id: str, sheets_dir: Path) -> FactSheet:
@@ -13,13 +18,13 @@ def find_sheet(case_id: str, sheets_dir: Path) -> FactSheet:
     name = "queries.jsonl" if case_id.upper().startswith("AILA_Q") else "judgments.jsonl"
     path = sheets_dir / name
     if not path.exists():
-        raise LookupError(f"no fact sheets in {path}: run `dvc repro factsheets` first")
+        raise SheetNotFoundError(f"no fact sheets in {path}: run `dvc repro factsheets` first")
     prefix = f'{{"case_id":"{case_id}"'
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             if line.startswith(prefix):
                 return validate_sheet(json.loads(line))
-    raise LookupError(f"no fact sheet for {case_id!r} in {path}")
+    raise SheetNotFoundError(f"no fact sheet for {case_id!r} in {path}")
 
 
 def _rows(sheet: FactSheet) -> list[tuple[str, str, str]]:
@@ -50,7 +55,7 @@ def case_text(case_id: str, queries: Path, documents: Path) -> str | None:
     if case_id.upper().startswith("AILA_Q"):
         if not queries.exists():
             return None
-        from countercase.aila import read_queries
+        from countercase.datasets.aila import read_queries
 
         return read_queries(queries).get(case_id)
     if not documents.exists():

@@ -56,6 +56,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from countercase.errors import CountercaseError
 from countercase.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
 from countercase.index.query_reduction import (
     DEFAULT_MAX_TERMS,
@@ -82,11 +83,11 @@ _ANALYZER_DESCRIPTION = {
 }
 
 
-class TooManyClausesError(RuntimeError):
+class TooManyClausesError(CountercaseError, RuntimeError):
     """Lucene refused a query with more clauses than ``IndexSearcher.getMaxClauseCount()``."""
 
 
-class IndexBuildError(RuntimeError):
+class IndexBuildError(CountercaseError, RuntimeError):
     """The Anserini indexer failed or did not index every record."""
 
 

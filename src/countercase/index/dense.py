@@ -36,6 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from countercase.index import encoders
+from countercase.models import canonical_name
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
         raise ValueError("ids must be unique")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    name = encoders.canonical_name(encoder_name)
+    name = canonical_name(encoder_name)
     out_dir = Path(out_dir)
     digest = texts_sha256(texts)
     ids_digest = _sha256_of(ids)

@@ -28,6 +28,8 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
+from countercase.errors import CountercaseError
+
 DEFAULT_MAX_TERMS = 1000
 # Lucene's default IndexSearcher.getMaxClauseCount(); counted over every leaf of a query tree.
 LUCENE_MAX_CLAUSES = 1024
@@ -36,7 +38,7 @@ _PREVIEW_CHARS = 60
 _SAME = object()  # "use the reducer's own max_terms"
 
 
-class EmptyQueryError(ValueError):
+class EmptyQueryError(CountercaseError, ValueError):
     """A query with no searchable term after analysis (empty, stopwords or punctuation only)."""
 
     def __init__(self, query: str) -> None:

@@ -8,7 +8,7 @@
 - ``statutes_chunks`` and ``statutes_docs``: the AILA 2019 statutes (title + text, the Task 2
   corpus), cut by the judgments' chunker; ``statutes_chunks.parquet`` is their chunk table;
 - ``statute_sections.json``: each AILA statute's canonical section ids, for the statute bridge
-  (:func:`countercase.retrieve.statute_bridge.map_statutes`).
+  (:func:`countercase.index.statute_map.map_statutes`).
 
 ``embed`` (dense): the stored embeddings of both chunk tables, one folder per task
 (``precedents``, ``statutes``); stored embeddings of the same texts are reused, so a change of a
@@ -25,9 +25,10 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from countercase import layout
 from countercase.config import ExtractParams, IndexParams
+from countercase.datasets.aila import read_statutes, statute_text
 from countercase.extract.chunking import chunk_document, load_tokenizer
-from countercase.extract.statutes import load_aila_statutes
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.dense import build_embeddings
 from countercase.ingest.document import Document, Page
@@ -35,9 +36,8 @@ from countercase.ingest.run import read_documents
 
 log = logging.getLogger(__name__)
 
-STATUTE_CHUNKS = "statutes_chunks.parquet"
-STATUTE_SECTIONS = "statute_sections.json"  # AILA statute id -> canonical section ids
-TASKS = ("precedents", "statutes")
+STATUTE_CHUNKS = layout.STATUTE_CHUNKS.name
+STATUTE_SECTIONS = layout.STATUTE_SECTIONS.name  # AILA statute id -> canonical section ids
 
 
 def _plain_list(value: Any) -> list:
@@ -70,8 +70,8 @@ def doc_records(documents: Path, metadata: pd.DataFrame) -> Iterator[dict[str, A
 def statute_documents(aila_statutes: Path, loaded: list[dict] | None = None) -> list[Document]:
     """The AILA statutes as documents (title, then text); ``loaded``: the statutes already read."""
     return [Document(s["statute_id"], "aila_statute", f"{aila_statutes}!{s['statute_id']}.txt",
-                     [Page(0, f"{s['title']}\n{s['text']}")])
-            for s in (loaded if loaded is not None else load_aila_statutes(aila_statutes))]
+                     [Page(0, statute_text(s))])
+            for s in (loaded if loaded is not None else read_statutes(aila_statutes))]
 
 
 def plain_chunk_table(documents: list[Document], extract: ExtractParams,
@@ -104,12 +104,12 @@ def run_index(chunks_path: Path, metadata_path: Path, documents_path: Path,
               aila_statutes: Path, statute_table: Path, out: Path,
               params: IndexParams = IndexParams(),
               extract: ExtractParams = ExtractParams()) -> dict[str, Any]:
-    from countercase.retrieve.statute_bridge import map_statutes
+    from countercase.index.statute_map import map_statutes
 
     out.mkdir(parents=True, exist_ok=True)
     chunks = pd.read_parquet(chunks_path)
     metadata = pd.read_parquet(metadata_path)
-    raw = load_aila_statutes(aila_statutes)
+    raw = read_statutes(aila_statutes)
     statutes = statute_documents(aila_statutes, raw)
     mapping = map_statutes(((s["statute_id"], s["title"], s["text"]) for s in raw),
                            pd.read_parquet(statute_table))
@@ -143,7 +143,7 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
     encoder = load_encoder(params.encoder)
     timing: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for task, path in zip(TASKS, (chunks_path, statute_chunks_path)):
+    for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):
         table = pd.read_parquet(path, columns=["chunk_id", "text"])
         started = time.perf_counter()
         build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), params.encoder,

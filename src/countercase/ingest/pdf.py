@@ -38,6 +38,7 @@ import pdfplumber
 from pdfplumber.utils import cluster_objects
 
 from countercase.config import IngestParams
+from countercase.errors import CountercaseError
 from countercase.ingest.document import Document, IngestFailure, Page
 
 log = logging.getLogger(__name__)
@@ -251,7 +252,7 @@ REPAIRS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("pikepdf", _repair_pikepdf), ("pypdf", _repair_pypdf))
 
 
-class UnreadablePdf(Exception):
+class UnreadablePdf(CountercaseError):
     """No reader, with or without repair, sees a page."""
 
 

@@ -14,16 +14,12 @@ import tarfile
 from pathlib import Path
 from typing import Iterator
 
+from countercase.datasets.ids import natural_key
 from countercase.ingest.document import Document, IngestFailure, Page
 
 log = logging.getLogger(__name__)
 
 SOURCE = "aila_text"
-
-
-def natural_key(name: str) -> tuple:
-    """C2 before C10: runs of digits compare as numbers."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
 def decode(data: bytes) -> tuple[str, int]:

@@ -14,12 +14,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from countercase.errors import CountercaseError
+
 log = logging.getLogger(__name__)
 
 ENTITY_TYPES = ("COURT", "PETITIONER", "RESPONDENT", "JUDGE", "LAWYER", "DATE", "ORG", "GPE",
                 "STATUTE", "PROVISION", "PRECEDENT", "CASE_NUMBER", "WITNESS", "OTHER_PERSON")
 LABELS = ("O",) + tuple(f"{p}-{t}" for t in ENTITY_TYPES for p in ("B", "I"))
 SPLITS = ("JUDGEMENT", "PREAMBLE")
+
+
+class NerDataError(CountercaseError, FileNotFoundError):
+    """An InLegalNER file that is missing."""
 
 
 @dataclass
@@ -52,7 +58,7 @@ def read_bio(path: Path) -> BioFile:
     :data:`LABELS`) is skipped and reported with its line number; the rest is read."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"BIO file not found: {path}")
+        raise NerDataError(f"BIO file not found: {path}")
     result = BioFile(path)
     tokens: list[str] = []
     tags: list[str] = []
@@ -89,7 +95,7 @@ def split_files(data_dir: Path, split: str) -> list[Path]:
         zipped = plain.with_name(plain.name + ".gz")
         path = plain if plain.exists() else zipped
         if not path.exists():
-            raise FileNotFoundError(f"InLegalNER file not found: {plain} (or {zipped.name})")
+            raise NerDataError(f"InLegalNER file not found: {plain} (or {zipped.name})")
         paths.append(path)
     return paths
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from countercase.errors import CountercaseError
+from countercase.models import offline
 from countercase.ner.metrics import entities, repair
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ _TRAILING = ",;:)]\"'"
 _LEADING = "([\"'"
 
 
-class NerModelError(LookupError):
+class NerModelError(CountercaseError, LookupError):
     """No usable trained tagger at the given folder."""
 
 
@@ -41,11 +42,6 @@ class EntitySpan:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def _offline() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def predict_words(model, tokenizer, sentences: list[list[str]], max_length: int,
@@ -124,7 +120,7 @@ class LegalNerTagger:
         if not (model_dir / "config.json").exists():
             raise NerModelError(f"no trained NER model in {model_dir} (config.json missing): "
                                 "run `dvc repro train_ner` (or `countercase train-ner`) first")
-        _offline()
+        offline()
         import torch
         from transformers import AutoModelForTokenClassification, AutoTokenizer
 

@@ -5,10 +5,9 @@ on its dev files.
 Each sentence is cut into windows of whole words that fit ``max_length`` word pieces (preamble
 "sentences" run to hundreds of words); a word's label sits on its first word piece, the others
 are ignored by the loss. Batches are drawn in length buckets (shuffled with the seed) so little
-time goes on padding. The learning rate decays linearly to zero at the last planned step or
-at the end of the wall-clock budget, whichever comes first, and training stops there: on a
-quiet machine the run is fixed by the seed and the parameters; on a busy one the budget binds,
-fewer steps are trained (still annealed) and the report says ``stopped_by_budget``.
+time goes on padding. The learning rate decays linearly to zero at the last step trained: the
+last planned step, or ``max_steps`` (a budget in steps, never in seconds, so the seed and the
+parameters fix the model on any machine; the report says ``stopped_by_budget``).
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from countercase.config import NerParams
-from countercase.index.encoders import MINILM, encoder_dir
+from countercase.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
 from countercase.ner.metrics import score
-from countercase.ner.tagger import _offline, predict_words
+from countercase.ner.tagger import predict_words
 
 log = logging.getLogger(__name__)
 BAR = ("PROVISION", "STATUTE")  # the issue's bar: F1 >= 0.8 on these types
@@ -111,7 +110,7 @@ def evaluate(model, tokenizer, dev: dict, max_length: int, batch_size: int) -> d
 def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
               progress: bool = True, dev_limit: int = 0) -> dict:
     """Train, save to ``out_dir/model`` and score on the dev set; returns the report."""
-    _offline()
+    offline()
     import numpy as np
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
@@ -143,17 +142,15 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                   lr=params.learning_rate,
                                   weight_decay=params.weight_decay)
-    budget = params.budget_minutes * 60
-    warmup = max(1, int(params.warmup_ratio * planned))
+    last = min(planned, params.max_steps) if params.max_steps else planned
+    warmup = max(1, int(params.warmup_ratio * last))
     train_started = time.perf_counter()
 
     def rate(step: int) -> float:
-        # linear warm-up, then linear decay to 0 at the last planned step or at the end of the
-        # budget, whichever comes first: a busy machine trains fewer steps but still anneals
+        # linear warm-up, then linear decay to 0 at the last step trained
         if step < warmup:
             return (step + 1) / warmup
-        spent = (time.perf_counter() - train_started) / budget
-        return max(0.0, 1.0 - max((step - warmup) / max(1, planned - warmup), spent))
+        return max(0.0, 1.0 - (step - warmup) / max(1, last - warmup))
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
     losses, window, step, stopped = [], [], 0, False
@@ -161,8 +158,8 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
     model.train()
     for epoch in range(params.epochs):
         for batch in _batches(features, params.batch_size, rng):
-            if time.perf_counter() - train_started > budget:
-                stopped = True
+            if step == last:
+                stopped = step < planned
                 break
             inputs = _collate([features[i] for i in batch], tokenizer.pad_token_id)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=params.bf16):
@@ -181,9 +178,9 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
                 bar.set_postfix(loss=f"{mean:.3f}")
                 log.info("step %d/%d epoch %d loss %.4f", step, planned, epoch + 1, mean)
                 window = []
-        if stopped:
-            log.warning("the training budget of %.1f min ran out at step %d of %d",
-                        params.budget_minutes, step, planned)
+        if step == last:
+            if stopped:
+                log.info("the step budget stops training at step %d of %d", step, planned)
             break
     bar.close()
     if window:

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from countercase.errors import CountercaseError
 from countercase.factsheet.schema import EvidenceItem, FactSheet
 from countercase.perturb.adjacency import neighbours
 
@@ -46,7 +47,7 @@ EVIDENCE_BY_CATEGORY = {
 DAYS = {"days": 1, "weeks": 7, "months": 30, "years": 365, "hours": 1 / 24}
 
 
-class PerturbationError(ValueError):
+class PerturbationError(CountercaseError, ValueError):
     """A perturbation the rules do not allow (the message says which rule)."""
 
 

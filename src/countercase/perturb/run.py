@@ -19,8 +19,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from countercase.config import PerturbParams
-from countercase.evaluate.collection import aila_collection
-from countercase.evaluate.measures import aggregate, per_query
+from countercase.datasets import load
+from countercase.experiment import Experiment, ranked
 from countercase.factsheet.rules import extract_rules
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
@@ -42,15 +42,22 @@ def retriever_search(retriever) -> Search:
 
 def compare_constructions(retriever, aila_dir: Path, depth: int = 1000) -> dict[str, Any]:
     """MAP of the unperturbed AILA queries built each way (Task 1, AILA_Q11..Q50)."""
-    collection = aila_collection("aila2019-task1", aila_dir)
-    runs: dict[str, dict] = {"text": {}, "structured": {}}
-    for qid, text in collection.topics.items():
-        sheet = extract_rules(text, qid, "query")
-        for name, query in (("text", text), ("structured", structured_query(sheet))):
-            hits = retriever.search(query, k=depth).documents if query else []
-            runs[name][qid] = [(h.doc_id, float(len(hits) - i)) for i, h in enumerate(hits)]
-    scores = {name: aggregate(per_query(collection.qrels, run, collection.test))["MAP"]
-              for name, run in runs.items()}
+    def system(build):
+        def rank(topics):
+            run = {}
+            for qid, text in topics.items():
+                query = build(qid, text)
+                run[qid] = ranked([h.doc_id for h in retriever.search(query, k=depth).documents]
+                                  if query else [])
+            return run
+        return rank
+
+    constructions = {
+        "text": system(lambda qid, text: text),
+        "structured": system(lambda qid, text: structured_query(extract_rules(text, qid, "query")))}
+    result = Experiment(constructions, load("aila2019/task1/test", aila_dir), measures=["MAP"],
+                        baselines=["text"], tested=["MAP"])
+    scores = {name: found["MAP"] for name, found in result.aggregate().items()}
     return {"MAP": scores, "winner": max(scores, key=scores.get)}
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from countercase.errors import CountercaseError
 from countercase.factsheet.schema import FactSheet, validate_sheet
 from countercase.perturb.diff import diff_rankings
 from countercase.perturb.query import structured_query, text_query
@@ -36,7 +37,7 @@ SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 Search = Callable[[str, int], list[dict[str, Any]]]
 
 
-class TreeError(ValueError):
+class TreeError(CountercaseError, ValueError):
     """A request the tree cannot honour (unknown node, bad depth, a sheet off the schema)."""
 
 

@@ -3,13 +3,13 @@
 For AILA 2019 Task 1 (precedents) and Task 2 (statutes), on the first ``queries`` test queries:
 the ranking the evaluate stage's ``no_rerank`` condition gives (the configured first stage,
 whether or not the domain reranker is on; the same searchers, condition and
-leakage guard, :mod:`countercase.evaluate.run`), its top ``depth`` documents reordered by
+leakage guard), its top ``depth`` documents reordered by
 :class:`~countercase.reranker.llm.LlmRelevanceReranker` over each document's best chunk, the
-tail kept as it was. Both rankings are scored per query and compared by the paired tests of
-:mod:`countercase.evaluate.significance`.
+tail kept as it was. Both rankings are compared in one :func:`~countercase.experiment.Experiment`.
 
 Outputs under ``out/<collection>/``: ``no_rerank.run`` and ``llm.run`` (TREC run files),
-``per_query.csv`` and ``scores.jsonl`` (every pair's P(yes), its rank before and after).
+``per_query.csv``, ``significance.json`` and ``scores.jsonl`` (every pair's P(yes), its rank
+before and after).
 """
 
 from __future__ import annotations
@@ -21,19 +21,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from tqdm import tqdm
 
-from countercase.aila import TEST
 from countercase.config import Params
-from countercase.evaluate.collection import AILA_TASKS, aila_collection
-from countercase.evaluate.conditions import BY_NAME
-from countercase.evaluate.measures import aggregate, per_query, write_trec_run
-from countercase.evaluate.run import _Searchers
-from countercase.evaluate.significance import compare_all
+from countercase.datasets import AILA_COLLECTIONS, Dataset, load
+from countercase.datasets.aila import TEST
+from countercase.experiment import Experiment, ranked
+from countercase.experiment.systems import candidate_params
 from countercase.reranker.llm import LlmRelevanceReranker
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.rerank import rerank
+from countercase.retrieve.searchers import Searchers
 
 log = logging.getLogger(__name__)
 
@@ -46,72 +44,69 @@ def test_queries(n: int) -> tuple[str, ...]:
     return TEST[:n] if n else TEST
 
 
-def _candidates(name: str, params: Params, aila_dir: Path, paths: IndexPaths,
-                qids: tuple[str, ...]):
-    """The collection, and per query the ``no_rerank`` condition's ranked document hits."""
-    collection = aila_collection(name, aila_dir)
+def _candidates(dataset: Dataset, params: Params, paths: IndexPaths):
+    """Per query, the ``no_rerank`` condition's ranked document hits (the evaluate stage's
+    configured first stage, with its leakage guard)."""
     # the first stage only: the domain reranker is neither run nor loaded
     base = params.retrieve.model_copy(update={"use_rerank": False})
-    evaluate = params.evaluate
-    searchers = _Searchers(collection.task, base, paths)
+    searchers = Searchers(dataset.task, base, paths)
     exclude: dict[str, list[str]] = {}
-    if collection.task == "statutes":  # only the statute bridge reads the exclusions
-        overlaps = searchers.corpus_copies({q: collection.topics[q] for q in qids})
+    if dataset.task == "statutes":  # only the statute bridge reads the exclusions
+        overlaps = searchers.corpus_copies(dataset.queries)
         exclude = {q: [doc for doc, _ in docs] for q, docs in overlaps.items()}
-    search = searchers.for_condition(BY_NAME["no_rerank"].params(base, evaluate.chunk_depth))
-    hits = {q: search(collection.topics[q], evaluate.depth, exclude.get(q, ())).documents
-            for q in tqdm(qids, desc=f"{name} no_rerank", unit="query")}
-    return collection, hits
+    search = searchers.search(candidate_params(base, params.evaluate.chunk_depth,
+                                               use_rerank=False))
+    return {q: search(text, params.evaluate.depth, exclude.get(q, ())).documents
+            for q, text in tqdm(dataset.queries.items(), desc=f"{dataset.collection} no_rerank",
+                                unit="query")}
 
 
 def rerank_collection(name: str, params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
                       cache_dir: Path | None = None) -> dict[str, Any]:
     p = params.rerank_llm
     qids = test_queries(p.queries)
+    dataset = load(f"{name.replace('-', '/')}/test", aila_dir).subset(qids, "llm")
     t = time.perf_counter()
-    collection, hits = _candidates(name, params, aila_dir, paths, qids)
+    hits = _candidates(dataset, params, paths)
     retrieval_seconds = time.perf_counter() - t
-    reranker = LlmRelevanceReranker(KIND[collection.task], p.query_chars, p.passage_chars,
+    reranker = LlmRelevanceReranker(KIND[dataset.task], p.query_chars, p.passage_chars,
                                     cache_dir, p.threads, p.n_ctx, params.seed)
-    load = [os.getloadavg()[0]]
-    runs: dict[str, dict[str, list[tuple[str, float]]]] = {"no_rerank": {}, "llm": {}}
+    load_average = [os.getloadavg()[0]]
     rows, seconds = [], {}
-    for qid in tqdm(qids, desc=f"{name} LLM", unit="query"):
-        ranked = hits[qid]
-        head = ranked[:p.depth]
-        started = time.perf_counter()
-        scores = reranker.score(collection.topics[qid], [(h.chunk_id, h.text) for h in head])
-        seconds[qid] = time.perf_counter() - started
-        order = [doc for doc, _ in rerank([h.doc_id for h in head], scores)]
-        ids = [h.doc_id for h in ranked]
-        for run, docs in (("no_rerank", ids), ("llm", order + ids[p.depth:])):
-            # scores that fall with the rank, as the evaluate stage writes them
-            runs[run][qid] = [(doc, float(len(docs) - i)) for i, doc in enumerate(docs)]
-        after = {doc: i for i, doc in enumerate(order, start=1)}
-        rows += [{"qid": qid, "doc_id": h.doc_id, "chunk_id": h.chunk_id, "rank_before": i,
-                  "rank_after": after[h.doc_id], "p_yes": round(s, 6),
-                  "relevant": collection.qrels.get(qid, {}).get(h.doc_id, 0)}
-                 for i, (h, s) in enumerate(zip(head, scores), start=1)]
-    load.append(os.getloadavg()[0])
+
+    def first_stage(topics):
+        return {qid: ranked([h.doc_id for h in hits[qid]]) for qid in topics}
+
+    def llm(topics):
+        run = {}
+        for qid in tqdm(topics, desc=f"{name} LLM", unit="query"):
+            head = hits[qid][:p.depth]
+            started = time.perf_counter()
+            scores = reranker.score(topics[qid], [(h.chunk_id, h.text) for h in head])
+            seconds[qid] = time.perf_counter() - started
+            order = [doc for doc, _ in rerank([h.doc_id for h in head], scores)]
+            run[qid] = ranked(order + [h.doc_id for h in hits[qid][p.depth:]])
+            after = {doc: i for i, doc in enumerate(order, start=1)}
+            rows.extend({"qid": qid, "doc_id": h.doc_id, "chunk_id": h.chunk_id,
+                         "rank_before": i, "rank_after": after[h.doc_id], "p_yes": round(s, 6),
+                         "relevant": dataset.qrels.get(qid, {}).get(h.doc_id, 0)}
+                        for i, (h, s) in enumerate(zip(head, scores), start=1))
+        return run
 
     folder = out / name
-    folder.mkdir(parents=True, exist_ok=True)
-    tables = {}
-    for run_name, run in runs.items():
-        write_trec_run(run, folder / f"{run_name}.run", run_name)
-        tables[run_name] = per_query(collection.qrels, run, qids)
-    pd.concat(tables, names=["condition"]).reset_index().to_csv(
-        folder / "per_query.csv", index=False, float_format="%.6f")
+    result = Experiment({"no_rerank": first_stage, "llm": llm}, dataset,
+                        baselines=["no_rerank"], tested=MEASURES, out=folder)
+    load_average.append(os.getloadavg()[0])
     with (folder / "scores.jsonl").open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row) + "\n")
     cost = reranker.cost
     pairs = cost.model_calls + cost.cache_hits
+    scores = result.aggregate()
     return {
-        "task": collection.task, "queries": list(qids), "depth": p.depth,
-        "scores": {run: {m: aggregate(t)[m] for m in MEASURES} for run, t in tables.items()},
-        "significance": {m: compare_all({r: t[m].to_numpy() for r, t in tables.items()},
-                                        "no_rerank")["llm"] for m in MEASURES},
+        "task": dataset.task, "queries": list(qids), "depth": p.depth,
+        "scores": {run: {m: scores[run][m] for m in MEASURES} for run in scores},
+        "significance": {m: result.significance[m]["no_rerank"]["llm"] for m in MEASURES},
         "pairs": pairs, "relevant_in_head": sum(r["relevant"] > 0 for r in rows),
         "cost": {**cost.as_dict(),
                  # this run's wall clock (near 0 when the cache answers) ...
@@ -125,7 +120,7 @@ def rerank_collection(name: str, params: Params, aila_dir: Path, paths: IndexPat
                  "evaluated_tokens_per_pair": round(cost.recorded_evaluated_tokens / pairs, 1)
                  if pairs else None,
                  "retrieval_seconds": round(retrieval_seconds, 1),
-                 "load_average_1min": [round(x, 2) for x in load]},
+                 "load_average_1min": [round(x, 2) for x in load_average]},
         "model": reranker.model_name,
     }
 
@@ -135,7 +130,7 @@ def run_rerank_llm(params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
     p = params.rerank_llm
     started = time.perf_counter()
     tasks = {name: rerank_collection(name, params, aila_dir, paths, out, cache_dir)
-             for name in AILA_TASKS}
+             for name in AILA_COLLECTIONS}
     models = {t.pop("model") for t in tasks.values()}
     n = len(test_queries(p.queries))
     return {

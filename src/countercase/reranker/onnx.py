@@ -4,24 +4,24 @@
   next to it; :func:`quantize_int8` writes ``model.int8.onnx`` (weights of the MatMuls in int8
   with a scale per output channel, activations quantised on the fly: ONNX Runtime's dynamic
   quantisation, no calibration data).
-- :class:`OnnxCrossEncoderReranker` implements the :class:`~countercase.retrieve.rerank.Reranker`
-  protocol on either file, truncating pairs as sentence-transformers' ``CrossEncoder`` does
-  (longest first), so its scores are the PyTorch model's up to numerics.
+- :class:`~countercase.retrieve.rerank.OnnxCrossEncoderReranker` (retrieval's side: it serves
+  the pipeline) runs either file.
 - :func:`parity` compares scores on real pairs (max absolute difference, Spearman's rho);
   :func:`speed` times 50 pairs of 256 tokens on a fixed thread count.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-FP32 = "model.onnx"
-INT8 = "model.int8.onnx"
+from countercase.retrieve.rerank import FP32, INT8, OnnxCrossEncoderReranker
+
+__all__ = ["FP32", "INT8", "OnnxCrossEncoderReranker", "export_onnx", "parity", "quantize_int8",
+           "speed", "spearman"]
 
 
 def export_onnx(model_dir: Path, out_dir: Path, opset: int = 17) -> Path:
@@ -51,43 +51,6 @@ def quantize_int8(onnx_dir: Path) -> Path:
     quantize_dynamic(str(onnx_dir / FP32), str(onnx_dir / INT8), weight_type=QuantType.QInt8,
                      per_channel=True)
     return onnx_dir / INT8
-
-
-class OnnxCrossEncoderReranker:
-    """A cross-encoder exported by :func:`export_onnx`, run by ONNX Runtime on the CPU."""
-
-    def __init__(self, model_dir: str | Path, file: str = INT8, batch_size: int = 16,
-                 max_length: int = 256, threads: int = 2) -> None:
-        import onnxruntime as ort
-        from transformers import AutoTokenizer
-
-        model_dir = Path(model_dir)
-        if not (model_dir / file).is_file():
-            raise FileNotFoundError(f"no ONNX cross-encoder at {model_dir / file} "
-                                    "(stage `train_reranker`)")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(model_dir / file), options,
-                                            providers=["CPUExecutionProvider"])
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-        self.batch_size, self.max_length = batch_size, max_length
-
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        out: list[float] = []
-        for i in range(0, len(pairs), self.batch_size):
-            batch = pairs[i:i + self.batch_size]
-            enc = self.tokenizer([q for q, _ in batch], [p for _, p in batch], padding=True,
-                                 truncation="longest_first", max_length=self.max_length,
-                                 return_tensors="np")
-            feed = {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
-            out.extend(self.session.run(["logits"], feed)[0][:, 0].tolist())
-        return out
-
-    def score(self, query: str, passages: Sequence[tuple[str, str]]) -> list[float]:
-        return self.score_pairs([(query, text) for _, text in passages]) if passages else []
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:

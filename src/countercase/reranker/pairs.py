@@ -16,7 +16,7 @@ A group is one query text, one positive passage and ``negatives`` negative passa
   cites (the extract stage's normalised ``act_sections`` mapped through the index stage's
   ``statute_sections.json``); negatives are BM25 hits among statutes it does not cite.
 
-The leakage guard (:func:`countercase.evaluate.leakage.overlapping_documents`) finds every
+The leakage guard (:func:`countercase.datasets.leakage.overlapping_documents`) finds every
 corpus document holding half or more of an AILA query's 8-shingles; every group whose query or
 passages come from such a document is dropped and the documents are reported.
 """
@@ -185,7 +185,7 @@ class Miner:
 def leaking_documents(queries: dict[str, str], documents: Iterable[tuple[str, str]],
                       threshold: float = 0.5) -> dict[str, list[tuple[str, float]]]:
     """doc id -> [(qid, share)] of every corpus document that holds a query's text."""
-    from countercase.evaluate.leakage import overlapping_documents
+    from countercase.datasets.leakage import overlapping_documents
 
     found: dict[str, list[tuple[str, float]]] = {}
     for qid, docs in overlapping_documents(queries, documents, threshold).items():

@@ -22,8 +22,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from countercase.aila import TUNING, read_queries
 from countercase.config import Params
+from countercase.datasets import Dataset, load
+from countercase.experiment import Experiment, ranked
+from countercase.experiment.systems import candidate_params
 from countercase.reranker.citations import citation_counts, cited_pairs, mine_citations
 from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
                                         statutes_cited)
@@ -136,28 +138,26 @@ class Validation:
     """Task 1 on AILA_Q1..Q10: the pipeline's candidates (reranker off) fetched once, then the
     top ``depth`` chunks reranked by any scorer, pooled to judgments and scored."""
 
-    def __init__(self, params: Params, aila_dir: Path, paths, depth: int,
-                 qids=TUNING) -> None:
-        from countercase.evaluate.collection import aila_collection
+    MEASURES = ("MAP", "nDCG@10", "P@10", "RR")
+
+    def __init__(self, params: Params, dataset: Dataset, paths, depth: int) -> None:
         from countercase.retrieve.load import open_retriever
 
-        self.collection = aila_collection("aila2019-task1", aila_dir)
-        self.qids = tuple(qids)
+        self.dataset = dataset
+        self.qids = dataset.qids
         # as the evaluate stage runs the configured pipeline: chunk_depth candidates per retriever
-        plain = params.retrieve.model_copy(update={
-            "use_rerank": False, "bm25_depth": params.evaluate.chunk_depth,
-            "dense_depth": params.evaluate.chunk_depth})
-        retriever = open_retriever("precedents", plain, paths)
+        retriever = open_retriever("precedents", candidate_params(
+            params.retrieve, params.evaluate.chunk_depth, use_rerank=False), paths)
         self.doc_of = dict(zip(retriever.chunks["chunk_id"], retriever.chunks["doc_id"]))
         self.depth = depth
         self.candidates: dict[str, list[tuple[str, str]]] = {}
-        for qid in self.qids:
-            result = retriever.search(self.collection.topics[qid], k=params.evaluate.depth)
+        for qid, text in dataset.queries.items():
+            result = retriever.search(text, k=params.evaluate.depth)
             self.candidates[qid] = [(h.chunk_id, h.text) for h in result.chunks]
 
     def pairs(self, depth: int | None = None) -> list[tuple[str, str]]:
         depth = depth or self.depth
-        return [(self.collection.topics[q], text) for q in self.qids
+        return [(self.dataset.queries[q], text) for q in self.qids
                 for _, text in self.candidates[q][:depth]]
 
     def run(self, scores: list[float] | None, depth: int | None = None,
@@ -175,19 +175,14 @@ class Validation:
                 head = [c for c, _ in rerank(head, blend(scores[offset:offset + len(head)],
                                                          first_stage_weight))]
                 offset += len(head)
-            docs = list(dict.fromkeys(self.doc_of[c] for c in head + ids[depth:]))
-            run[q] = [(d, float(len(docs) - i)) for i, d in enumerate(docs)]
+            run[q] = ranked(list(dict.fromkeys(self.doc_of[c] for c in head + ids[depth:])))
         return run
 
     def measure(self, scores: list[float] | None, depth: int | None = None,
                 first_stage_weight: float = 0.0) -> dict[str, float]:
-        from countercase.evaluate.measures import aggregate, per_query
-
-        table = per_query(self.collection.qrels, self.run(scores, depth, first_stage_weight),
-                          self.qids)
-        found = aggregate(table)
-        return {"MAP": found["MAP"], "nDCG@10": found["nDCG@10"], "P@10": found["P@10"],
-                "RR": found["RR"]}
+        run = self.run(scores, depth, first_stage_weight)
+        result = Experiment({"rerank": lambda topics: run}, self.dataset, measures=self.MEASURES)
+        return result.aggregate()["rerank"]
 
 
 def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index_dir: Path,
@@ -205,7 +200,8 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     started = time.perf_counter()
     timing: dict[str, float] = {}
     out.mkdir(parents=True, exist_ok=True)
-    queries = read_queries(aila_dir / "Query_doc.txt")
+    tuning = load("aila2019/task1/tuning", aila_dir)
+    queries = load("aila2019/task1", aila_dir).queries  # the leakage guard reads all 50
     groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
                            max_judgments)
     timing["mine_seconds"] = time.perf_counter() - started
@@ -215,7 +211,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     t = time.perf_counter()
     paths = IndexPaths(index_dir, dense_dir, extract_dir / "chunks.parquet",
                        extract_dir / "metadata.parquet")
-    validation = Validation(params, aila_dir, paths, params.retrieve.rerank_depth)
+    validation = Validation(params, tuning, paths, params.retrieve.rerank_depth)
     no_rerank = validation.measure(None)
     timing["validation_candidates_seconds"] = time.perf_counter() - t
 
@@ -227,7 +223,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     t = time.perf_counter()
     trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
                     groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
-                    budget_seconds=p.budget_minutes * 60, curve_at=p.curve_at, validate=validate,
+                    max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
                     threads=p.threads)
     timing["train_seconds"] = time.perf_counter() - t
 

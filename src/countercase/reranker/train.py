@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from countercase.index.encoders import MINILM, encoder_dir
+from countercase.models import MINILM, encoder_dir
 from countercase.reranker.pairs import Group
 
 log = logging.getLogger(__name__)
@@ -99,14 +99,16 @@ class TrainResult:
 
 def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int = 256,
           groups_per_step: int = 4, learning_rate: float = 3e-5, warmup_fraction: float = 0.1,
-          budget_seconds: float = 1800.0, curve_at: Sequence[float] = (0.25, 0.5, 1.0),
+          max_steps: int = 0, curve_at: Sequence[float] = (0.25, 0.5, 1.0),
           validate: Callable | None = None, threads: int = 2, log_every: int = 10,
           keep: Callable | None = None) -> TrainResult:
     """Train on one seeded pass over ``groups``; the best checkpoint is saved to ``out_dir``.
 
     ``validate(model, tokenizer) -> dict`` with a ``"score"`` key (higher is better) is called
     on the untrained model (fraction 0) and at each fraction of ``curve_at`` reached (and where
-    the budget stops the pass). Without it the last model is kept.
+    ``max_steps`` stops the pass: a budget in steps, so the same seed trains the same model on
+    any machine; 0 trains the whole pass). Without it the last model is kept. The learning rate
+    schedule spans the whole pass whatever ``max_steps`` is.
     """
     import torch
 
@@ -170,13 +172,12 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
             result.losses.append(round(sum(window) / len(window), 4))
             bar.set_postfix(loss=result.losses[-1])
             window = []
-        out_of_time = time.perf_counter() - started > budget_seconds
-        if step in marks or out_of_time:
+        out_of_steps = step == max_steps
+        if step in marks or out_of_steps:
             checkpoint(step)
-        if out_of_time and step < total_steps:
+        if out_of_steps and step < total_steps:
             result.stopped_by_budget = True
-            log.warning("training budget of %.0f s reached after %d of %d steps", budget_seconds,
-                        step, total_steps)
+            log.info("the step budget stops training after %d of %d steps", step, total_steps)
             break
     bar.close()
     if keep is not None:  # the caller sees the final weights (tests: the loss after training)

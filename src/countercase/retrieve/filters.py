@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from countercase.errors import CountercaseError
 from countercase.extract.act_sections import parse_section_id
 from countercase.index.bm25 import LuceneFilter
 from countercase.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
 
 
-class FilterError(ValueError):
+class FilterError(CountercaseError, ValueError):
     """A filter value that cannot be right; the message names it."""
 
 

@@ -18,26 +18,27 @@ from pathlib import Path
 
 import pandas as pd
 
+from countercase import layout
 from countercase.config import RetrieveParams
-from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, TASKS
+from countercase.errors import CountercaseError
 from countercase.retrieve.pipeline import Retriever
 
 log = logging.getLogger(__name__)
 
 
-class MissingIndexError(FileNotFoundError):
+class MissingIndexError(CountercaseError, FileNotFoundError):
     """A stage output the retriever needs is not there (run the stage first)."""
 
 
 @dataclass(frozen=True)
 class IndexPaths:
-    index_dir: Path = Path("data/processed/index")
-    dense_dir: Path = Path("data/processed/dense")
-    chunks: Path = Path("data/processed/extract/chunks.parquet")
-    metadata: Path = Path("data/processed/extract/metadata.parquet")
+    index_dir: Path = layout.INDEX
+    dense_dir: Path = layout.DENSE
+    chunks: Path = layout.CHUNKS
+    metadata: Path = layout.METADATA
 
     def chunk_table(self, task: str) -> Path:
-        return self.chunks if task == "precedents" else self.index_dir / STATUTE_CHUNKS
+        return self.chunks if task == "precedents" else self.index_dir / layout.STATUTE_CHUNKS.name
 
 
 def _need(path: Path, what: str) -> None:
@@ -57,8 +58,8 @@ def load_chunk_table(task: str, paths: IndexPaths) -> pd.DataFrame:
 
 def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexPaths(),
                    reranker=None) -> Retriever:
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}: use one of {', '.join(TASKS)}")
+    if task not in layout.TASKS:
+        raise ValueError(f"unknown task {task!r}: use one of {', '.join(layout.TASKS)}")
     from countercase.index.bm25 import Bm25Searcher
 
     chunks = load_chunk_table(task, paths)
@@ -107,7 +108,7 @@ def bridge_inputs(paths: IndexPaths) -> tuple[dict[str, list[str]], dict[str, fr
     """What the statute bridge reads: statute -> section ids, judgment -> the sections it cites."""
     import json
 
-    mapping_path = paths.index_dir / STATUTE_SECTIONS
+    mapping_path = paths.index_dir / layout.STATUTE_SECTIONS.name
     _need(mapping_path, "statute-to-section map (stage `index`)")
     _need(paths.metadata, "judgment metadata (stage `extract`)")
     metadata = pd.read_parquet(paths.metadata, columns=["doc_id", "act_sections"])

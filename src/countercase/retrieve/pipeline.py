@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from countercase.config import RetrieveParams
+from countercase.errors import CountercaseError
 from countercase.index.query_reduction import EmptyQueryError
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.fusion import reciprocal_rank_fusion
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 CASE_FIELDS = ("case_id", "year", "bench_type", "act_sections", "outcome_label")
 
 
-class NoMatchError(ValueError):
+class NoMatchError(CountercaseError, ValueError):
     """The filter leaves no judgment to search."""
 
 

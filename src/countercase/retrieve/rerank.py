@@ -7,6 +7,8 @@
   e.g. from the packaged all-MiniLM-L6-v2, which has the ms-marco-MiniLM-L-6 architecture).
   Scores are the raw logits (no sigmoid): the order is the same, and logits do not saturate into
   float32 ties.
+- :class:`OnnxCrossEncoderReranker` runs the domain reranker's ONNX export (stage
+  ``train_reranker``), fp32 or int8.
 - :class:`CachedReranker` wraps any reranker with a cache keyed by (SHA-1 of the query text,
   chunk id), so a query asked again, or a counterfactual variant sharing candidates with an
   earlier identical query text, costs no model call for the pairs already scored. The key holds
@@ -26,7 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 Passage = tuple[str, str]  # (chunk_id, text)
+FP32 = "model.onnx"  # the files of the train_reranker stage's ONNX export
+INT8 = "model.int8.onnx"
 
 
 @runtime_checkable
@@ -126,6 +132,45 @@ class CrossEncoderReranker:
         return [float(x) for x in logits.reshape(len(pairs), -1)[:, 0]]
 
 
+class OnnxCrossEncoderReranker:
+    """A cross-encoder exported to ONNX (:func:`countercase.reranker.onnx.export_onnx`), run by
+    ONNX Runtime on the CPU. Pairs are truncated as sentence-transformers' ``CrossEncoder`` does
+    (longest first), so its scores are the PyTorch model's up to numerics."""
+
+    def __init__(self, model_dir: str | Path, file: str = INT8, batch_size: int = 16,
+                 max_length: int = 256, threads: int = 2) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        model_dir = Path(model_dir)
+        if not (model_dir / file).is_file():
+            raise FileNotFoundError(f"no ONNX cross-encoder at {model_dir / file} "
+                                    "(stage `train_reranker`)")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(model_dir / file), options,
+                                            providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+        self.batch_size, self.max_length = batch_size, max_length
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        out: list[float] = []
+        for i in range(0, len(pairs), self.batch_size):
+            batch = pairs[i:i + self.batch_size]
+            enc = self.tokenizer([q for q, _ in batch], [p for _, p in batch], padding=True,
+                                 truncation="longest_first", max_length=self.max_length,
+                                 return_tensors="np")
+            feed = {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
+            out.extend(self.session.run(["logits"], feed)[0][:, 0].tolist())
+        return out
+
+    def score(self, query: str, passages: Sequence[tuple[str, str]]) -> list[float]:
+        return self.score_pairs([(query, text) for _, text in passages]) if passages else []
+
+
 def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     """The packaged all-MiniLM-L6-v2 with a fresh one-logit head (fixed seed), saved to
     ``out_dir``: the domain reranker's architecture before training. Its scores mean nothing;
@@ -134,7 +179,7 @@ def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     import torch
     from sentence_transformers import CrossEncoder
 
-    from countercase.index.encoders import MINILM, encoder_dir
+    from countercase.models import MINILM, encoder_dir
 
     torch.manual_seed(seed)
     model = CrossEncoder(str(encoder_dir(MINILM)), num_labels=1, device="cpu")
@@ -153,8 +198,6 @@ def load_reranker(model: str | Path, backend: str = "onnx-int8", threads: int = 
     model = Path(model)
     if backend == "torch":
         return CachedReranker(CrossEncoderReranker(model.parent / "model"))
-    from countercase.reranker.onnx import FP32, INT8, OnnxCrossEncoderReranker
-
     file = {"onnx-int8": INT8, "onnx-fp32": FP32}.get(backend)
     if file is None:
         raise ValueError(f"unknown reranker backend {backend!r}: onnx-int8, onnx-fp32 or torch")

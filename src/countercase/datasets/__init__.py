@@ -1,0 +1,107 @@
+"""Test collections by id, each giving its queries, qrels and documents through one interface
+(the ir_datasets idea). At the bottom of the package: it reads files, never another stage.
+
+=============================  ==========================================================
+id                             what
+=============================  ==========================================================
+``aila2019/task1``             AILA 2019 Task 1 (precedents): 50 queries, 2,914 judgments
+``aila2019/task1/tuning``      its AILA_Q1..Q10, for choosing parameters
+``aila2019/task1/test``        its AILA_Q11..Q50, for every reported number
+``aila2019/task2[/...]``       Task 2 (statutes): the same queries, 197 statutes
+``trec:<dir>``                 any collection in TREC form: ``<dir>/docs.jsonl`` (``id``,
+                               ``contents``), ``<dir>/topics.tsv`` (``qid<TAB>text``),
+                               ``<dir>/qrels.txt``
+=============================  ==========================================================
+
+Every AILA file is checked against its checksum and counts on load. A corpus pseudo-collection
+(judgments of the corpus as queries, the precedents they cite as qrels) is a ``trec:`` folder
+written by the stage that mines the citations.
+
+``dataset.collection`` names the task's outputs (run folders, metric keys, regression folders):
+``aila2019-task1`` for every AILA Task 1 id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from countercase import layout
+from countercase.datasets import aila
+from countercase.datasets.trec import (CollectionError, Qrels, QrelsError, TopicsError,
+                                       iter_jsonl_documents, read_qrels, read_topics,
+                                       unretrievable)
+
+__all__ = ["CollectionError", "Dataset", "QrelsError", "TopicsError", "load", "trec_dataset",
+           "unretrievable", "AILA_COLLECTIONS", "DATASET_IDS"]
+
+Docs = Callable[[], Iterator[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    id: str
+    collection: str  # the task's name in outputs: aila2019-task1, or a TREC folder's name
+    task: str  # the index that answers it: "precedents" or "statutes"
+    queries: dict[str, str]
+    qrels: Qrels
+    docs: Docs | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def qids(self) -> tuple[str, ...]:
+        return tuple(self.queries)
+
+    def docs_iter(self) -> Iterator[tuple[str, str]]:
+        """(doc id, text) of every document, in id order."""
+        if self.docs is None:
+            raise CollectionError(f"{self.id} has no documents")
+        return self.docs()
+
+    def subset(self, qids, suffix: str) -> "Dataset":
+        """The same collection with only ``qids`` (in their order here) as queries."""
+        keep = [q for q in self.queries if q in set(qids)]
+        return Dataset(f"{self.id}/{suffix}", self.collection, self.task,
+                       {q: self.queries[q] for q in keep},
+                       {q: self.qrels[q] for q in keep if q in self.qrels}, self.docs)
+
+
+AILA_COLLECTIONS = {"aila2019-task1": "precedents", "aila2019-task2": "statutes"}
+DATASET_IDS = tuple(f"aila2019/{task}{part}" for task in ("task1", "task2")
+                    for part in ("", "/tuning", "/test"))
+
+
+def load(dataset_id: str, root: Path | None = None) -> Dataset:
+    """The dataset named ``dataset_id``; ``root``: the AILA 2019 folder (default:
+    :data:`countercase.layout.AILA`) or, for ``trec:``, nothing (the folder is in the id)."""
+    if dataset_id.startswith("trec:"):
+        folder = Path(dataset_id.removeprefix("trec:"))
+        return trec_dataset(folder / "docs.jsonl", folder / "topics.tsv", folder / "qrels.txt",
+                            name=folder.name)
+    parts = dataset_id.split("/")
+    if dataset_id not in DATASET_IDS:
+        raise CollectionError(f"unknown dataset {dataset_id!r}: use one of "
+                              f"{', '.join(DATASET_IDS)} or trec:<folder>")
+    root = Path(root or layout.AILA)
+    collection = f"aila2019-{parts[1]}"
+    task = AILA_COLLECTIONS[collection]
+    if task == "precedents":
+        docs: Docs = lambda: aila.casedocs(root)  # noqa: E731
+    else:
+        docs = lambda: ((s["statute_id"], aila.statute_text(s))  # noqa: E731
+                        for s in aila.statutes(root))
+    whole = Dataset(f"aila2019/{parts[1]}", collection, task, aila.queries(root),
+                    aila.qrels(root, task), docs)
+    if len(parts) == 2:
+        return whole
+    return whole.subset(aila.TUNING if parts[2] == "tuning" else aila.TEST, parts[2])
+
+
+def trec_dataset(docs: Path, topics: Path, qrels: Path, name: str | None = None) -> Dataset:
+    """A collection in TREC form (see the module docstring), searched as precedents."""
+    for path, what in ((docs, "documents"), (topics, "topics"), (qrels, "qrels")):
+        if not Path(path).is_file():
+            raise CollectionError(f"{what} file not found: {path}")
+    name = name or Path(topics).stem
+    return Dataset(f"trec:{name}", name, "precedents", read_topics(topics, "\t"),
+                   read_qrels(qrels), lambda: iter_jsonl_documents(Path(docs)))

@@ -1,0 +1,43 @@
+"""Systems built from the retrieval pipeline: ranking functions ``topics -> run``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from tqdm import tqdm
+
+from countercase.config import RetrieveParams
+from countercase.experiment.runs import Run, ranked
+from countercase.retrieve.searchers import Searchers
+
+
+def candidate_params(base: RetrieveParams, chunk_depth: int, **overrides) -> RetrieveParams:
+    """``base`` as an experiment runs it: ``chunk_depth`` chunk candidates per retriever
+    (before pooling to documents), then ``overrides``."""
+    return base.model_copy(update={"bm25_depth": chunk_depth, "dense_depth": chunk_depth,
+                                   **overrides})
+
+
+def pipeline_system(searchers: Searchers, params: RetrieveParams, depth: int,
+                    exclude: Mapping[str, list[str]] | None = None, label: str = "rank"):
+    """The pipeline under ``params`` over ``searchers``' indexes: ``depth`` documents per
+    query; ``exclude``: per query, judgments the statute bridge must not read."""
+    search = searchers.search(params)
+
+    def rank(topics: Mapping[str, str]) -> Run:
+        return {qid: ranked([h.doc_id for h in search(
+                    text, depth, (exclude or {}).get(qid, ())).documents])
+                for qid, text in tqdm(topics.items(), desc=label, unit="query")}
+    return rank
+
+
+def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs"):
+    """BM25 over whole documents (``index``: a document-level Lucene index)."""
+    def rank(topics: Mapping[str, str]) -> Run:
+        from countercase.index.bm25 import Bm25Searcher
+
+        with Bm25Searcher(index) as searcher:
+            return {qid: searcher.search(text, depth)
+                    for qid, text in tqdm(topics.items(), desc=label, unit="query")}
+    return rank

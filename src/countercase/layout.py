@@ -1,0 +1,90 @@
+"""Where every stage's inputs and outputs lie: the one place that knows the layout of artefacts.
+
+Paths are relative to the project root (where ``dvc.yaml`` is). The CLI's defaults, the loaders,
+the notebooks and the paper read them from here; ``tests/test_layout.py`` checks that ``dvc.yaml``
+names the same paths, stage by stage (:data:`STAGE_OUTPUTS`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# raw data, embedded in the project (immutable; data/README.md)
+RAW = Path("data/raw")
+AILA = RAW / "aila2019"
+AILA_CASEDOCS = AILA / "Object_casedocs.tar.gz"
+AILA_STATUTES = AILA / "Object_statutes.tar.gz"
+AILA_QUERIES = AILA / "Query_doc.txt"
+AILA_QRELS_PRECEDENTS = AILA / "relevance_judgments_priorcases.txt"
+AILA_QRELS_STATUTES = AILA / "relevance_judgments_statutes.txt"
+PDFS = RAW / "pdfs"
+STATUTE_TEXTS = RAW / "statutes"
+SC_METADATA = RAW / "sc_metadata" / "raw"
+NER_DATA = RAW / "ner" / "inlegalner_bio"
+RHETORICAL_ROLES = RAW / "rhetorical_roles"
+GOLD = Path("data/gold")
+
+TASKS = ("precedents", "statutes")  # the two searches: each has its indexes, named after it
+
+# stage outputs
+PROCESSED = Path("data/processed")
+INGEST = PROCESSED / "ingest"
+DOCUMENTS = INGEST / "documents.jsonl"
+EXTRACT = PROCESSED / "extract"
+CHUNKS = EXTRACT / "chunks.parquet"
+METADATA = EXTRACT / "metadata.parquet"
+SECTIONS = EXTRACT / "sections.parquet"
+STATUTE_TABLE = EXTRACT / "statutes.parquet"
+EXTRACT_SUMMARY = EXTRACT / "summary.json"
+NER = PROCESSED / "ner"
+NER_MODEL = NER / "model"
+FACTSHEETS = PROCESSED / "factsheets"
+ADJACENCY = PROCESSED / "adjacency"
+SECTION_EDGES = ADJACENCY / "section_edges.parquet"
+INDEX = PROCESSED / "index"
+STATUTE_CHUNKS = INDEX / "statutes_chunks.parquet"
+STATUTE_SECTIONS = INDEX / "statute_sections.json"  # AILA statute id -> canonical section ids
+DENSE = PROCESSED / "dense"
+RERANKER = PROCESSED / "reranker"
+RERANKER_ONNX = RERANKER / "onnx"
+EVALUATE = PROCESSED / "evaluate"
+RERANK_LLM = PROCESSED / "rerank_llm"
+TREES = PROCESSED / "trees"
+
+# metrics (reproducible numbers) and timings (wall clock, kept apart)
+METRICS = Path("metrics")
+TIMING = METRICS / "timing"
+
+
+def metrics(name: str) -> Path:
+    return METRICS / f"{name}.json"
+
+
+def timing(name: str) -> Path:
+    return TIMING / f"{name}.json"
+
+
+REGRESSIONS = Path("regressions")  # committed inputs: written only by `countercase regress --update`
+PAPER_SOURCE = Path("paper/paper.qmd")
+PAPER_HTML = Path("paper/_output/paper.html")
+
+# what each DVC stage writes: ``outs`` (cached data) and ``metrics`` (JSON, not cached)
+STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
+    "ingest": {"outs": (INGEST,), "metrics": (metrics("ingest"), timing("ingest"))},
+    "extract": {"outs": (EXTRACT,), "metrics": (timing("extract"),)},
+    "extract_eval": {"outs": (), "metrics": (metrics("extraction"),)},
+    "train_ner": {"outs": (NER_MODEL,), "metrics": (metrics("ner"), timing("ner"))},
+    "factsheets": {"outs": (FACTSHEETS,), "metrics": (metrics("factsheets"), timing("factsheets"))},
+    "adjacency": {"outs": (ADJACENCY,), "metrics": (metrics("adjacency"),)},
+    "index": {"outs": (INDEX,), "metrics": (timing("index"),)},
+    "embed": {"outs": (DENSE,), "metrics": (timing("embed"),)},
+    "latency": {"outs": (), "metrics": (metrics("latency"),)},
+    "tune": {"outs": (metrics("tuning"),), "metrics": ()},
+    "train_reranker": {"outs": (RERANKER,), "metrics": (metrics("reranker"), timing("reranker"))},
+    "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
+                 "metrics": (metrics("retrieval"), timing("evaluate"))},
+    "regress": {"outs": (), "metrics": (metrics("regress"),)},
+    "perturb": {"outs": (TREES,), "metrics": (metrics("counterfactual"), timing("perturb"))},
+    "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
+    "paper": {"outs": (PAPER_HTML,), "metrics": ()},
+}

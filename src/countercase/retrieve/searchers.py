@@ -1,0 +1,51 @@
+"""The indexes of one task opened once, searched under any retrieval configuration.
+
+:class:`Searchers` loads both retrievers of a task (BM25 and dense, whatever the configuration
+switches) and, for the statute task, the precedents the statute bridge reads; ``system(params)``
+is then a search under ``params`` that shares them, so every condition of an
+experiment costs one load of the indexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from countercase.config import RetrieveParams
+from countercase.datasets.leakage import overlapping_documents
+from countercase.retrieve.load import IndexPaths, open_retriever, statute_search
+
+
+class Searchers:
+    def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths,
+                 dense: bool = True, rerank: bool = False) -> None:
+        self.task, self.paths = task, paths
+        # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
+        full = base.model_copy(update={"use_bm25": True, "use_dense": dense})
+        reranker = None
+        if rerank or base.use_rerank:  # one reranker (and score cache) for every condition
+            from countercase.retrieve.rerank import load_reranker
+
+            reranker = load_reranker(base.rerank_model, base.rerank_backend)
+        self.precedents = open_retriever("precedents", full, paths, reranker=reranker) \
+            if task == "precedents" or base.statute_bridge else None
+        self.statutes = (open_retriever("statutes", full, paths, reranker=reranker)
+                         if task == "statutes" else None)
+
+    def corpus_copies(self, topics: Mapping[str, str]) -> dict[str, list[tuple[str, float]]]:
+        """qid -> [(judgment, share)] of the corpus judgments holding a query's text (the
+        leakage guard: the statute bridge must not read a copy of the query)."""
+        if self.precedents is None:
+            return {}
+        chunks = self.precedents.chunks
+        return overlapping_documents(topics, zip(chunks["doc_id"], chunks["text"]))
+
+    def search(self, params: RetrieveParams):
+        """``search(text, k, exclude) -> RetrievalResult`` under ``params``; ``exclude``:
+        judgments the statute bridge must not read."""
+        if self.task == "precedents":
+            retriever = self.precedents.with_params(params)
+            return lambda text, k, exclude=(): retriever.search(text, k=k)
+        search = statute_search(self.statutes.with_params(params),
+                                self.precedents.with_params(params) if self.precedents else None,
+                                params, self.paths)
+        return lambda text, k, exclude=(): search.search(text, k=k, exclude=exclude)

@@ -1,0 +1,76 @@
+"""The package's shape: imports follow the data flow, no stage reads another's private names,
+and the typed defaults are ``params.yaml``'s."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
+# Lower layers first. A module may import its own package, the base modules and the packages
+# before its own, never one after it (the command line, ``cli``, and ``paper`` sit on top).
+BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datasets"}
+LAYERS = ["ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
+          "evaluate", "perturb"]
+TOP = {"cli", "paper"}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imports():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith("countercase"):
+                yield module, node.module, [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("countercase"):
+                        yield module, alias.name, []
+
+
+def _rank(package: str) -> int:
+    if package in BASE or package in ("", "__init__"):
+        return -1
+    if package in TOP:
+        return len(LAYERS)
+    return LAYERS.index(package)
+
+
+def test_every_package_is_placed():
+    packages = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+                if (p.suffix == ".py" or (p / "__init__.py").exists())}
+    assert packages - {"__init__", "__main__"} <= BASE | set(LAYERS) | TOP
+
+
+def test_imports_follow_the_data_flow():
+    backward = []
+    for module, target, names in _imports():
+        source, imported = _package(module), _package(target)
+        if target == "countercase" and names:  # from countercase import layout
+            imported = names[0]
+        if source == imported or source in TOP:
+            continue
+        if source in BASE or source == "":
+            ok = imported in BASE or imported == ""
+        else:
+            ok = _rank(imported) <= _rank(source)
+        if not ok:
+            backward.append(f"{module} -> {target}")
+    assert not backward, "imports against the data flow:\n" + "\n".join(backward)
+
+
+def test_no_private_name_crosses_a_package():
+    private = [f"{module} -> {target}.{name}" for module, target, names in _imports()
+               for name in names if name.startswith("_") and _package(module) != _package(target)]
+    assert not private, private
+
+
+def test_config_defaults_are_params_yaml():
+    from countercase.config import Params, load_params
+
+    assert Params() == load_params(Path(__file__).resolve().parents[1] / "params.yaml")
