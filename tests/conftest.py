@@ -10,11 +10,50 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
+AILA_DIR = RAW / "aila2019"
+
+
+class AilaFiles:
+    """The AILA 2019 files, read through :mod:`countercase.datasets` (checksums and counts
+    checked), as the tests need them."""
+
+    dir = AILA_DIR
+
+    def casedocs(self, ids=None) -> dict[str, str]:
+        """Judgment id -> text (``ids``: only these; all 2,914 by default)."""
+        from countercase.datasets import aila
+
+        return dict(aila.casedocs(AILA_DIR, set(ids) if ids is not None else None))
+
+    def statutes(self) -> list[dict[str, str]]:
+        from countercase.datasets import aila
+
+        return aila.statutes(AILA_DIR)
+
+    def queries(self) -> dict[str, str]:
+        from countercase.datasets import aila
+
+        return aila.queries(AILA_DIR)
+
+    def qrels(self, task: str = "precedents") -> dict[str, dict[str, int]]:
+        from countercase.datasets import aila
+
+        return aila.qrels(AILA_DIR, task)
+
+    def dataset(self, dataset_id: str):
+        from countercase import datasets
+
+        return datasets.load(dataset_id, AILA_DIR)
 
 
 @pytest.fixture(scope="session")
 def raw_dir() -> Path:
     return RAW
+
+
+@pytest.fixture(scope="session")
+def aila_files() -> AilaFiles:
+    return AilaFiles()
 
 
 @pytest.fixture(scope="session")

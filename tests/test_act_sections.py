@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tarfile
-
 import pytest
 
 from countercase.extract.act_sections import (
@@ -12,11 +10,10 @@ from countercase.extract.act_sections import (
 
 
 @pytest.fixture(scope="module")
-def aila(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        return {name: archive.extractfile(f"Object_casedocs/{name}.txt").read().decode()
-                for name in ("C10", "C500", "C469", "C1068", "C350", "C720", "C2500", "C303",
-                             "C1009")}
+def aila(aila_files):
+    names = ("C10", "C500", "C469", "C1068", "C350", "C720", "C2500", "C303", "C1009")
+    texts = aila_files.casedocs(names)
+    return {name: texts[name] for name in names}
 
 
 def test_lists_read_with_a_later_act_take_that_act(aila):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tarfile
-
 import pandas as pd
 import pytest
 
@@ -24,11 +22,10 @@ def table(raw_dir):
 
 
 @pytest.fixture(scope="module")
-def cited(raw_dir):
+def cited(aila_files):
     """The act sections of 60 real judgments."""
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        docs = [text_document(f"C{i}", archive.extractfile(f"Object_casedocs/C{i}.txt").read(), "")
-                for i in range(1, 61)]
+    texts = aila_files.casedocs(f"C{i}" for i in range(1, 61))
+    docs = [text_document(f"C{i}", texts[f"C{i}"].encode(), "") for i in range(1, 61)]
     return [extract_metadata(d).act_sections for d in docs]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from countercase.index import (
     reduce_terms,
 )
 
-AILA = Path(__file__).resolve().parents[1] / "data" / "raw" / "aila2019"
 N_JUDGMENTS = 200
 
 _DATE = re.compile(r"\b\d{1,2}\s+[A-Z][a-z]+\s+(\d{4})\b")
@@ -43,40 +41,26 @@ def _outcome(text: str) -> str:
     return "Unknown"
 
 
-def _judgment_records() -> list[dict]:
+def _judgment_records(aila_files) -> list[dict]:
     records = []
-    with tarfile.open(AILA / "Object_casedocs.tar.gz") as tar:
-        for member in tar.getmembers():
-            name = Path(member.name).name
-            if not member.isfile() or not re.fullmatch(r"C\d+\.txt", name):
-                continue
-            if int(name[1:-4]) > N_JUDGMENTS:
-                continue
-            text = tar.extractfile(member).read().decode("utf-8", "replace")
-            year = _DATE.search("\n".join(text.splitlines()[:6]))
-            ipc = _IPC.search(text)
-            records.append({
-                "id": name[:-4], "contents": text,
-                "year": int(year.group(1)) if year else None,
-                "act_sections": [f"IPC-{ipc.group(1)}"] if ipc else [],
-                "outcome": _outcome(text),
-            })
+    texts = aila_files.casedocs(f"C{i}" for i in range(1, N_JUDGMENTS + 1))
+    for doc_id, text in texts.items():
+        year = _DATE.search("\n".join(text.splitlines()[:6]))
+        ipc = _IPC.search(text)
+        records.append({
+            "id": doc_id, "contents": text,
+            "year": int(year.group(1)) if year else None,
+            "act_sections": [f"IPC-{ipc.group(1)}"] if ipc else [],
+            "outcome": _outcome(text),
+        })
     records.sort(key=lambda r: int(r["id"][1:]))
     return records
 
 
-def _statute_records() -> list[dict]:
-    records = []
-    with tarfile.open(AILA / "Object_statutes.tar.gz") as tar:
-        for member in tar.getmembers():
-            name = Path(member.name).name
-            if not member.isfile() or not re.fullmatch(r"S\d+\.txt", name):
-                continue
-            text = tar.extractfile(member).read().decode("utf-8", "replace")
-            title = re.search(r"^Title:\s*(.*)$", text, re.M).group(1).strip()
-            desc = re.search(r"^Desc:\s*(.*)$", text, re.M | re.S).group(1).strip()
-            records.append({"id": name[:-4], "contents": f"{title}\n{desc}", "title": title})
-    return records
+def _statute_records(aila_files) -> list[dict]:
+    # in the archive's member order (ids as strings: S1, S10, S100, ...)
+    return [{"id": s["statute_id"], "contents": f"{s['title']}\n{s['text']}", "title": s["title"]}
+            for s in sorted(aila_files.statutes(), key=lambda s: s["statute_id"])]
 
 
 def _first_paragraph(text: str, min_words: int = 40) -> str:
@@ -88,8 +72,8 @@ def _first_paragraph(text: str, min_words: int = 40) -> str:
 
 
 @pytest.fixture(scope="session")
-def judgments() -> list[dict]:
-    return _judgment_records()
+def judgments(aila_files) -> list[dict]:
+    return _judgment_records(aila_files)
 
 
 @pytest.fixture(scope="session")
@@ -179,8 +163,8 @@ def test_own_paragraph_finds_its_judgment_first(searcher, judgments):
         assert scores == sorted(scores, reverse=True)
 
 
-def test_short_query_equals_anserinis_own_bag_of_words(searcher):
-    query = (AILA / "Query_doc.txt").read_text(encoding="utf-8").splitlines()[0].split("||")[1]
+def test_short_query_equals_anserinis_own_bag_of_words(searcher, aila_files):
+    query = aila_files.queries()["AILA_Q1"]
     weighted = searcher.reduce_query(query)
     terms = set(searcher.analyze(query))
     in_index = {t for t in terms if searcher._doc_freq(t) > 0}
@@ -273,8 +257,8 @@ def test_whole_judgment_query_needs_reduction(searcher, judgments, index_dir):
     assert searcher.search(text, 10, flt)[0][0] == longest["id"]
 
 
-def test_statute_index(tmp_path):
-    statutes = _statute_records()
+def test_statute_index(tmp_path, aila_files):
+    statutes = _statute_records(aila_files)
     assert len(statutes) == 197
     index = build_bm25_index(statutes, tmp_path / "statutes", threads=2)
     assert read_index_metadata(index)["n_docs"] == 197

@@ -1,5 +1,5 @@
-"""The evaluation harness: measures and tests against hand-computed cases, a TREC collection
-end to end on real statutes and AILA queries, and the regression file of a real condition."""
+"""The evaluation harness: measures and tests against hand-computed cases, the AILA datasets by
+id, one Experiment, and a TREC collection end to end on real statutes and AILA queries."""
 
 from __future__ import annotations
 
@@ -8,22 +8,14 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
-from countercase.aila import TEST, read_queries
-from countercase.config import load_params
-from countercase.evaluate.collection import (QrelsError, aila_collection, read_qrels,
-                                             read_tsv_topics, unretrievable)
-from countercase.evaluate.conditions import BY_NAME
-from countercase.evaluate.measures import aggregate, per_query
-from countercase.evaluate.regressions import regression_path
-from countercase.evaluate.run import run_condition
-from countercase.evaluate.significance import holm, paired
-from countercase.index.bm25 import build_bm25_index
-from countercase.index.run import plain_doc_records, statute_documents
-from countercase.retrieve.load import IndexPaths
-
-ROOT_REGRESSIONS = __import__("pathlib").Path(__file__).resolve().parents[1] / "regressions"
+from countercase import datasets
+from countercase.datasets.aila import TEST, TUNING
+from countercase.datasets.trec import QrelsError, TopicsError, read_qrels, read_topics
+from countercase.experiment import Experiment, ExperimentError, ranked
+from countercase.experiment.measures import aggregate, per_query
+from countercase.experiment.significance import holm, paired
+from countercase.index.run import statute_documents
 
 
 def test_measures_on_a_hand_computed_ranking():
@@ -53,34 +45,87 @@ def test_bad_qrels_and_topics_name_the_line(tmp_path):
     with pytest.raises(QrelsError, match=r"q\.txt:2"):
         read_qrels(tmp_path / "q.txt")
     (tmp_path / "t.tsv").write_text("q1\tfacts\nq2 no tab here\n")
-    with pytest.raises(ValueError, match=r"t\.tsv:2"):
-        read_tsv_topics(tmp_path / "t.tsv")
+    with pytest.raises(TopicsError, match=r"t\.tsv:2"):
+        read_topics(tmp_path / "t.tsv")
 
 
-def test_aila_collections_and_the_statute_without_text(raw_dir):
-    task1 = aila_collection("aila2019-task1", raw_dir / "aila2019")
-    task2 = aila_collection("aila2019-task2", raw_dir / "aila2019")
-    assert len(task1.topics) == 50 and task1.test_qids() == TEST and len(TEST) == 40
+def test_aila_datasets_by_id_and_the_statute_without_text(aila_files):
+    task1 = aila_files.dataset("aila2019/task1")
+    test = aila_files.dataset("aila2019/task1/test")
+    tuning = aila_files.dataset("aila2019/task1/tuning")
+    assert len(task1.queries) == 50 and test.qids == TEST and tuning.qids == TUNING
+    assert test.collection == task1.collection == "aila2019-task1" and test.task == "precedents"
     assert sum(len(j) for j in task1.qrels.values()) == 50 * 2914  # every document judged
-    statutes = {d.doc_id for d in statute_documents(raw_dir / "aila2019/Object_statutes.tar.gz")}
-    assert len(statutes) == 197
-    assert unretrievable(task2.qrels, statutes) == {
-        "S58": ["AILA_Q2", "AILA_Q33", "AILA_Q49", "AILA_Q50"]}
+    assert set(test.qrels) == set(TEST) and test.queries["AILA_Q11"] == task1.queries["AILA_Q11"]
+    docs = dict(task1.docs_iter())
+    assert len(docs) == 2914 and next(iter(docs)) == "C1"
+    task2 = aila_files.dataset("aila2019/task2/test")
+    statutes = dict(task2.docs_iter())
+    assert len(statutes) == 197 and statutes["S1"].startswith("Power of High Courts")
+    assert set(statutes) == {d.doc_id for d in statute_documents(
+        aila_files.dir / "Object_statutes.tar.gz")}
+    assert datasets.unretrievable(task2.qrels, set(statutes)) == {
+        "S58": ["AILA_Q33", "AILA_Q49", "AILA_Q50"]}  # AILA_Q2 is a tuning query
+
+
+def test_a_changed_or_unknown_dataset_is_an_error_naming_it(tmp_path, aila_files):
+    with pytest.raises(datasets.CollectionError, match="unknown dataset 'aila2019/task3'"):
+        datasets.load("aila2019/task3", aila_files.dir)
+    for name in ("Query_doc.txt", "relevance_judgments_priorcases.txt"):
+        (tmp_path / name).write_bytes((aila_files.dir / name).read_bytes())
+    with (tmp_path / "relevance_judgments_priorcases.txt").open("a") as handle:
+        handle.write("AILA_Q1 Q0 C9999 1\n")
+    with pytest.raises(datasets.CollectionError, match="relevance_judgments_priorcases.txt has "
+                                                       "changed"):
+        datasets.load("aila2019/task1/test", tmp_path)
+    with pytest.raises(datasets.CollectionError, match="not found"):
+        datasets.load("aila2019/task2", tmp_path)
+
+
+def test_an_experiment_scores_and_tests_every_system_against_its_baseline(aila_files,
+                                                                          tmp_path):
+    dataset = aila_files.dataset("aila2019/task1/test")
+    relevant = {q: [d for d, r in dataset.qrels[q].items() if r > 0] for q in dataset.qids}
+    calls = []
+
+    def oracle(topics):
+        calls.append(len(topics))
+        return {q: ranked(relevant[q]) for q in topics}
+
+    oracle.cache_key = "oracle v1"
+    systems = {"oracle": oracle, "nothing": lambda topics: {q: [] for q in topics},
+               "first": lambda topics: {q: ranked(relevant[q][:1]) for q in topics}}
+    result = Experiment(systems, dataset, baselines=["nothing", "absent"], cache_dir=tmp_path,
+                        out=tmp_path / "out")
+    scores = result.aggregate()
+    assert scores["oracle"]["MAP"] == 1.0 and scores["nothing"]["MAP"] == 0.0
+    tests = result.significance["MAP"]["nothing"]
+    assert set(result.significance["MAP"]) == {"nothing"}  # an absent baseline is skipped
+    assert tests["oracle"]["t_p"] is None  # a constant difference: no t-test to make
+    assert 0 < scores["first"]["MAP"] < 1 and tests["first"]["mean_diff"] > 0
+    assert tests["first"]["t_p"] < 1e-3 and tests["first"]["t_p_holm"] >= tests["first"]["t_p"]
+    assert set(pd.read_csv(tmp_path / "out/per_query.csv")["condition"]) == set(systems)
+    assert len(pd.read_csv(tmp_path / "out/oracle.run", sep=" ", header=None)) == sum(
+        len(v) for v in relevant.values())
+    again = Experiment({"oracle": oracle}, dataset, cache_dir=tmp_path)
+    assert calls == [40] and again.aggregate()["oracle"] == scores["oracle"]  # read from cache
+    with pytest.raises(ExperimentError, match="unknown measure"):
+        Experiment(systems, dataset, measures=["MAP@7"])
 
 
 @pytest.fixture(scope="module")
-def trec_collection(tmp_path_factory, raw_dir):
+def trec_collection(tmp_path_factory, aila_files):
     """Real statutes as documents, four real AILA queries as topics, their real qrels."""
     root = tmp_path_factory.mktemp("trec")
     qids = ["AILA_Q1", "AILA_Q2", "AILA_Q3", "AILA_Q4"]
-    qrels = read_qrels(raw_dir / "aila2019/relevance_judgments_statutes.txt")
+    qrels = aila_files.qrels("statutes")
     keep = {f"S{i}" for i in range(1, 31)} | {d for q in qids for d, r in qrels[q].items() if r}
-    docs = [d for d in statute_documents(raw_dir / "aila2019/Object_statutes.tar.gz")
+    docs = [d for d in statute_documents(aila_files.dir / "Object_statutes.tar.gz")
             if d.doc_id in keep]
     lines = [json.dumps({"id": d.doc_id, "contents": d.text}) for d in docs]
     lines.insert(3, "{not json")  # a damaged line: reported, the rest goes on
     (root / "docs.jsonl").write_text("\n".join(lines) + "\n")
-    queries = read_queries(raw_dir / "aila2019/Query_doc.txt")
+    queries = aila_files.queries()
     (root / "topics.tsv").write_text("".join(f"{q}\t{queries[q]}\n" for q in qids))
     (root / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q in qids
                                             for d, r in qrels[q].items() if d in keep))
@@ -104,6 +149,8 @@ def test_a_trec_collection_runs_through_the_same_command(trec_collection, run_cl
     assert run.groupby(0).size().max() <= n_docs
     table = pd.read_csv(out / "topics/per_query.csv")
     assert len(table) == 2 * 4 and {"condition", "qid", "MAP", "R@20"} <= set(table.columns)
+    same = datasets.load(f"trec:{root}")  # the folder as a dataset id: the same collection
+    assert same.qids == tuple(qids_of(root)) and same.qrels == read_qrels(root / "qrels.txt")
 
 
 def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
@@ -114,16 +161,5 @@ def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
     assert code == 2 and "--docs, --topics and --qrels together" in err
 
 
-def test_bm25_over_whole_statutes_reproduces_its_regression_file(tmp_path, raw_dir):
-    expected = yaml.safe_load(regression_path(ROOT_REGRESSIONS, "aila2019-task2", "bm25_docs")
-                              .read_text())
-    statutes = statute_documents(raw_dir / "aila2019/Object_statutes.tar.gz")
-    build_bm25_index(plain_doc_records(statutes), tmp_path / "statutes_docs")
-    collection = aila_collection("aila2019-task2", raw_dir / "aila2019")
-    params = load_params()
-    assert expected["config"]["evaluate"] == params.evaluate.model_dump()
-    run = run_condition(BY_NAME["bm25_docs"], collection, IndexPaths(index_dir=tmp_path),
-                        params.retrieve, params.evaluate)
-    scores = aggregate(per_query(collection.qrels, run, collection.test_qids()))
-    for measure, value in expected["expected"].items():
-        assert scores[measure] == pytest.approx(value, abs=expected["tolerance"]), measure
+def qids_of(root):
+    return [line.split("\t")[0] for line in (root / "topics.tsv").read_text().splitlines()]

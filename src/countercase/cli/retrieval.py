@@ -228,8 +228,9 @@ def regress(
 ) -> None:
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
-    from countercase.evaluate import regressions as reg
-    from countercase.evaluate.run import VariantSource, index_statistics, regression_scores
+    from countercase.evaluate import regress as run
+    from countercase.evaluate.regressions import select
+    from countercase.evaluate.run import VariantSource
     from countercase.retrieve.load import IndexPaths
 
     refs = refs or []
@@ -243,59 +244,23 @@ def regress(
     if update:
         if not reason.strip():
             raise UserError("--update needs --reason: say why the expected scores change")
-        records = [_new_record(ref, regressions) for ref in refs] if refs else \
-            reg.select(regressions, [])
-    else:
-        records = reg.select(regressions, refs)
-    scores = regression_scores(records, params, paths, variants, runs, aila_dir)
-    if update:
-        from countercase.datasets import load
-
-        for r in records:
-            key = (r["collection"], r["condition"])
-            if key not in scores:
-                raise UserError(f"{'/'.join(key)} could not be scored here (see the log)")
-            dataset = load(r["dataset"], aila_dir)
-            condition = _conditions([key[1]])[0]
-            index = index_statistics(paths, dataset.task)
-            if condition.level == "docs" or condition.chunking:  # not the main chunk table
-                index = {"documents": index["documents"]}
-            path = reg.update(regressions, *key, r["dataset"], condition, params, scores[key],
-                              _topics(dataset.qids), index, reason)
+        records = [run.new_record(ref) for ref in refs] if refs else select(regressions, [])
+        for path in run.update(records, regressions, params, paths, variants, runs, aila_dir,
+                               reason):
             log.info("%s: expected scores recorded", path)
-        reg.write_matrix(regressions)
         return
-    drifts = reg.verify(records, scores, params)
+    records = select(regressions, refs)
+    drifts = run.verify(records, params, paths, variants, runs, aila_dir)
+    columns = ["collection", "condition", "measure", "expected", "found", "diff"]
     if metrics:
         write_json(metrics, {"regressions": len(records), "drifts": len(drifts),
                              "passed": not drifts,
-                             "moved": [dict(zip(("collection", "condition", "measure",
-                                                 "expected", "found", "diff"), d.row()))
-                                       for d in drifts]})
+                             "moved": [dict(zip(columns, d.row())) for d in drifts]})
     if drifts:
-        _print_table("regressions that moved",
-                     ["collection", "condition", "measure", "expected", "found", "diff"],
-                     [d.row() for d in drifts])
+        _print_table("regressions that moved", columns, [d.row() for d in drifts])
         typer.echo(f"regress: {len(drifts)} drift(s) in {len(records)} regression(s)", err=True)
         raise typer.Exit(1)
     typer.echo(f"regress: {len(records)} regression(s) verified, no drift", err=True)
-
-
-def _new_record(ref: str, root: Path) -> dict:
-    """What ``--update`` needs of a regression named ``collection/condition`` (new or not)."""
-    from countercase.datasets import AILA_COLLECTIONS
-
-    collection, _, condition = ref.rpartition("/")
-    if collection not in AILA_COLLECTIONS:
-        raise UserError(f"--update names collection/condition, e.g. aila2019-task1/bm25; "
-                        f"got {ref!r}")
-    _conditions([condition])
-    return {"collection": collection, "condition": condition,
-            "dataset": f"{collection.replace('-', '/')}/test"}
-
-
-def _topics(qids: tuple[str, ...]) -> str:
-    return f"{qids[0]}..{qids[-1]} ({len(qids)} queries)"
 
 
 def _print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:

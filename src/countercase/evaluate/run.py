@@ -12,15 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from countercase.config import EvaluateParams, Params, RetrieveParams
-from countercase.datasets import Dataset, load, unretrievable
-from countercase.evaluate.conditions import BY_NAME, Condition
+from countercase.config import EvaluateParams, RetrieveParams
+from countercase.datasets import Dataset, unretrievable
+from countercase.evaluate.conditions import Condition
 from countercase.evaluate.variants import chunk_variant
-from countercase.experiment import Experiment, System, score_run
-from countercase.experiment.measures import aggregate
-from countercase.experiment.runs import read_trec_run
+from countercase.experiment import Experiment, System
 from countercase.experiment.systems import bm25_docs_system, pipeline_system
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.searchers import Searchers
@@ -99,34 +95,3 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}
 
-
-def regression_scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
-                      variants: VariantSource | None = None, runs: Path | None = None,
-                      aila_root: Path | None = None) -> dict[tuple[str, str], dict[str, float]]:
-    """(collection, condition) -> scores of each regression record: its condition run again on
-    its dataset, or (``runs``) the run file the evaluate stage wrote, ``runs/<collection>/
-    <condition>.run``, scored. A condition that cannot run here is left out (and logged)."""
-    scores = {}
-    for dataset_id in dict.fromkeys(r["dataset"] for r in records):
-        chosen = [r for r in records if r["dataset"] == dataset_id]
-        dataset = load(dataset_id, aila_root)
-        if runs is not None:
-            for r in chosen:
-                path = runs / r["collection"] / f"{r['condition']}.run"
-                if path.exists():
-                    scores[r["collection"], r["condition"]] = aggregate(
-                        score_run(read_trec_run(path), dataset))
-                else:
-                    log.warning("no run file %s", path)
-            continue
-        conditions = [BY_NAME[r["condition"]] for r in chosen if r["condition"] in BY_NAME]
-        found = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                                 None, set(), variants)["scores"]
-        scores.update({(dataset.collection, name): s for name, s in found.items()})
-    return scores
-
-
-def index_statistics(paths: IndexPaths, task: str) -> dict[str, int]:
-    """Documents and chunks of a task's chunk table (what its indexes hold)."""
-    table = pd.read_parquet(paths.chunk_table(task), columns=["doc_id"])
-    return {"documents": int(table["doc_id"].nunique()), "chunks": len(table)}

@@ -1,0 +1,107 @@
+"""``countercase regress``: score the regressions' conditions (again, or from the evaluate
+stage's run files) and compare them with the committed expected scores, or record new ones."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from countercase.config import Params
+from countercase.datasets import load
+from countercase.evaluate import regressions as reg
+from countercase.evaluate.conditions import BY_NAME
+from countercase.evaluate.run import VariantSource, evaluate_dataset
+from countercase.experiment import score_run
+from countercase.experiment.measures import aggregate
+from countercase.experiment.runs import read_trec_run
+from countercase.retrieve.load import IndexPaths, MissingIndexError
+
+log = logging.getLogger(__name__)
+
+
+def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
+           variants: VariantSource | None = None, runs: Path | None = None,
+           aila_root: Path | None = None) -> reg.Scores:
+    """(collection, condition) -> scores of each regression record: its condition run again on
+    its dataset, or (``runs``) the run file the evaluate stage wrote, ``runs/<collection>/
+    <condition>.run``, scored. A condition that cannot run here is left out (and logged)."""
+    found: reg.Scores = {}
+    for dataset_id in dict.fromkeys(r["dataset"] for r in records):
+        chosen = [r for r in records if r["dataset"] == dataset_id]
+        dataset = load(dataset_id, aila_root)
+        if runs is not None:
+            for r in chosen:
+                path = runs / r["collection"] / f"{r['condition']}.run"
+                if path.exists():
+                    found[r["collection"], r["condition"]] = aggregate(
+                        score_run(read_trec_run(path), dataset))
+                else:
+                    log.warning("no run file %s", path)
+            continue
+        conditions = [BY_NAME[r["condition"]] for r in chosen if r["condition"] in BY_NAME]
+        ran = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
+                               None, set(), variants)["scores"]
+        found.update({(dataset.collection, name): s for name, s in ran.items()})
+    return found
+
+
+def index_statistics(paths: IndexPaths, task: str) -> dict[str, int]:
+    """Documents and chunks of a task's chunk table (what its indexes hold)."""
+    path = paths.chunk_table(task)
+    if not path.exists():
+        raise MissingIndexError(f"{task} chunk table not found: {path} (stage `extract` or "
+                                "`index`): the regression records the index's statistics")
+    table = pd.read_parquet(path, columns=["doc_id"])
+    return {"documents": int(table["doc_id"].nunique()), "chunks": len(table)}
+
+
+def verify(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
+           variants: VariantSource | None, runs: Path | None,
+           aila_root: Path | None) -> list[reg.Drift]:
+    return reg.verify(records, scores(records, params, paths, variants, runs, aila_root), params)
+
+
+def update(records: list[dict[str, Any]], root: Path, params: Params, paths: IndexPaths,
+           variants: VariantSource | None, runs: Path | None, aila_root: Path | None,
+           reason: str) -> list[Path]:
+    """Score ``records`` and write them as expected scores, with ``reason``; nothing is
+    written unless every record could be scored."""
+    if not reason.strip():
+        raise reg.RegressionError("--update needs --reason: say why the expected scores change")
+    planned = []
+    for r in records:
+        dataset = load(r["dataset"], aila_root)
+        condition = BY_NAME[r["condition"]]
+        index = index_statistics(paths, dataset.task)
+        if condition.level == "docs" or condition.chunking:  # not the main chunk table
+            index = {"documents": index["documents"]}
+        planned.append((r, dataset, condition, index))
+    found = scores(records, params, paths, variants, runs, aila_root)
+    missing = [f"{r['collection']}/{r['condition']}" for r in records
+               if (r["collection"], r["condition"]) not in found]
+    if missing:
+        raise reg.RegressionError(f"{', '.join(missing)} could not be scored here (see the log)")
+    written = [reg.update(root, r["collection"], r["dataset"], condition, params,
+                          found[r["collection"], r["condition"]], _topics(dataset.qids), index,
+                          reason) for r, dataset, condition, index in planned]
+    reg.write_matrix(root)
+    return written
+
+
+def new_record(ref: str) -> dict[str, str]:
+    """What ``--update`` needs of a regression named ``collection/condition`` (new or not)."""
+    from countercase.datasets import AILA_COLLECTIONS
+
+    collection, _, condition = ref.rpartition("/")
+    if collection not in AILA_COLLECTIONS or condition not in BY_NAME:
+        raise reg.RegressionError(f"--update names a collection and a condition, e.g. "
+                                  f"aila2019-task1/bm25; got {ref!r}")
+    return {"collection": collection, "condition": condition,
+            "dataset": f"{collection.replace('-', '/')}/test"}
+
+
+def _topics(qids: tuple[str, ...]) -> str:
+    return f"{qids[0]}..{qids[-1]} ({len(qids)} queries)"

@@ -1,0 +1,58 @@
+"""One base class for errors a user can act on: the CLI shows them as one ``error:`` line with
+exit status 2; anything else is a bug, said to be one, with its traceback in a file (or on the
+terminal with ``--debug``)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import countercase
+from countercase.errors import CountercaseError
+
+
+def test_every_error_class_of_the_package_shares_the_base():
+    classes = []
+    for info in pkgutil.walk_packages(countercase.__path__, "countercase."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        classes += [c for _, c in inspect.getmembers(module, inspect.isclass)
+                    if issubclass(c, BaseException) and c.__module__ == info.name]
+    assert len(classes) >= 20
+    assert [c.__name__ for c in classes if not issubclass(c, CountercaseError)] == []
+
+
+def test_a_user_error_is_one_line_with_status_2(run_cli, tmp_path):
+    code, _, err = run_cli("search", "the appellant", "--task", "lawsuits")
+    assert code == 2 and err.strip() == "error: unknown task 'lawsuits': use precedents or statutes"
+    code, _, err = run_cli("search", "facts", "--chunks", str(tmp_path / "chunks.parquet"))
+    assert code == 2 and err.startswith("error: ") and str(tmp_path) in err  # a missing index
+
+
+@pytest.fixture
+def bug(monkeypatch):
+    """A command whose code has a bug (a ValueError raised where no user input is wrong)."""
+    import countercase.datasets.aila as aila
+
+    def broken(path):
+        raise ValueError("invalid literal for int() with base 10: 'x'")
+    monkeypatch.setattr(aila, "read_queries", broken)
+
+
+def test_a_bug_says_so_and_keeps_its_traceback(run_cli, bug, tmp_path, monkeypatch):
+    from countercase.cli import base
+
+    monkeypatch.setattr(base, "CRASH_LOG", tmp_path / "last-error.log")
+    code, _, err = run_cli("latency", "--queries", "params.yaml")
+    assert code == 1 and "a bug in countercase" in err and "ValueError" in err
+    assert "Traceback" not in err and str(tmp_path / "last-error.log") in err
+    assert "raise ValueError" in (tmp_path / "last-error.log").read_text()
+
+
+def test_debug_shows_the_traceback(run_cli, bug):
+    with pytest.raises(ValueError, match="invalid literal"):
+        run_cli("--debug", "latency", "--queries", "params.yaml")
