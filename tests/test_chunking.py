@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import tarfile
 import time
 from pathlib import Path
 
@@ -26,22 +25,14 @@ from countercase.extract.segment import Segment, segment
 from countercase.ingest.document import Document, Page
 
 ROOT = Path(__file__).resolve().parents[1]
-AILA_TAR = ROOT / "data" / "raw" / "aila2019" / "Object_casedocs.tar.gz"
+AILA_TAR = "Object_casedocs.tar.gz"
 PDF = ROOT / "data" / "raw" / "pdfs" / "judgment_01.pdf"
 SIZE, OVERLAP = 254, 32
 
 
-def read_aila(names: set[str] | None = None) -> list[Document]:
-    docs = []
-    with tarfile.open(AILA_TAR) as tar:
-        for member in tar:
-            if not (member.isfile() and member.name.endswith(".txt")):
-                continue
-            doc_id = member.name.rsplit("/", 1)[-1][:-4]
-            if names is None or doc_id in names:
-                text = tar.extractfile(member).read().decode("utf-8")
-                docs.append(Document(doc_id, "aila_text", f"{AILA_TAR.name}!{member.name}", [Page(0, text)]))
-    return docs
+def read_aila(aila_files, names: set[str] | None = None) -> list[Document]:
+    return [Document(doc_id, "aila_text", f"{AILA_TAR}!Object_casedocs/{doc_id}.txt", [Page(0, text)])
+            for doc_id, text in aila_files.casedocs(names).items()]
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +41,8 @@ def tokenizer():
 
 
 @pytest.fixture(scope="module")
-def aila_sample() -> dict[str, Document]:
-    return {d.doc_id: d for d in read_aila({"C1", "C17", "C100", "C108", "C1011"})}
+def aila_sample(aila_files) -> dict[str, Document]:
+    return {d.doc_id: d for d in read_aila(aila_files, {"C1", "C17", "C100", "C108", "C1011"})}
 
 
 @pytest.fixture(scope="module")
@@ -250,8 +241,8 @@ def test_truncation_by_size(aila_sample: dict[str, Document], tokenizer) -> None
 
 
 @pytest.mark.slow
-def test_all_aila_judgments_chunk_in_about_a_minute(tokenizer) -> None:
-    docs = read_aila()
+def test_all_aila_judgments_chunk_in_about_a_minute(tokenizer, aila_files) -> None:
+    docs = read_aila(aila_files)
     assert len(docs) == 2914
     start = time.perf_counter()
     n_chunks, longest = 0, 0
