@@ -14,16 +14,20 @@
 # PDFs. Run `dvc repro extract_eval` first. The logic lives in `countercase`; this notebook only looks.
 
 # %%
-from pathlib import Path
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 
 ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
-EXTRACT = ROOT / "data/processed/extract"
-metadata = pd.read_parquet(EXTRACT / "metadata.parquet")
-chunks = pd.read_parquet(EXTRACT / "chunks.parquet")
-statutes = pd.read_parquet(EXTRACT / "statutes.parquet")
+os.chdir(ROOT)  # the stage outputs are addressed from the project root
+
+from countercase import layout
+
+metadata = pd.read_parquet(layout.METADATA)
+chunks = pd.read_parquet(layout.CHUNKS)
+statutes = pd.read_parquet(layout.STATUTE_TABLE)
 print(len(metadata), "judgments,", len(chunks), "chunks,", len(statutes), "statute sections")
 
 # %% [markdown]
@@ -47,4 +51,4 @@ print(chunks["section_type"].value_counts())
 # rhetorical-role annotations.
 
 # %%
-print(json.dumps(json.loads((ROOT / "metrics/extraction.json").read_text()), indent=1)[:3000])
+print(json.dumps(json.loads(layout.metrics("extraction").read_text()), indent=1)[:3000])

@@ -12,7 +12,8 @@
 # # 02 Retrieval
 # The retrieval pipeline the perturbation trees call, on the AILA 2019 corpus: one search with its
 # attribution, the statute search, and the evaluation of the conditions. Run `dvc repro evaluate`
-# first. The logic lives in `countercase.retrieve` and `countercase.evaluate`.
+# first. The logic lives in `countercase.retrieve`, `countercase.experiment` and
+# `countercase.evaluate`; datasets come by id from `countercase.datasets`.
 
 # %%
 import json
@@ -24,13 +25,15 @@ import pandas as pd
 ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
 os.chdir(ROOT)  # the stage outputs are addressed from the project root
 
-from countercase.aila import read_queries
+from countercase import datasets, layout
 from countercase.config import load_params
+from countercase.experiment import Experiment
+from countercase.experiment.runs import read_trec_run
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import open_retriever, open_statute_search
 
 params = load_params().retrieve
-queries = read_queries("data/raw/aila2019/Query_doc.txt")
+queries = datasets.load("aila2019/task1").queries
 precedents = open_retriever("precedents", params)
 
 # %% [markdown]
@@ -53,12 +56,27 @@ pd.DataFrame([{"rank": h.rank, "statute": h.doc_id, "text": h.text[:80],
 # The evaluation (`metrics/retrieval.json`): every condition on the test queries AILA_Q11..Q50.
 
 # %%
-scores = json.loads(Path("metrics/retrieval.json").read_text())
+scores = json.loads(layout.metrics("retrieval").read_text())
 pd.concat({task: pd.DataFrame(by_condition).T for task, by_condition in scores.items()})
 
 # %% [markdown]
 # Per-query MAP of two conditions, to see where one wins.
 
 # %%
-table = pd.read_csv("data/processed/evaluate/aila2019-task1/per_query.csv")
+table = pd.read_csv(layout.EVALUATE / "aila2019-task1" / "per_query.csv")
 table.pivot(index="qid", columns="condition", values="MAP")[["bm25_docs", "full"]].round(3)
+
+# %% [markdown]
+# A comparison of your own: any function from topics (qid -> text) to a run (qid -> ranked
+# (doc, score)) is a system. Here the evaluate stage's stored runs stand in; replace one with
+# your ranking and the same call scores it and tests it against the baseline (Holm-corrected
+# paired tests, Cohen's d).
+
+# %%
+def stored(name):
+    return lambda topics: read_trec_run(layout.EVALUATE / "aila2019-task1" / f"{name}.run")
+
+
+result = Experiment({name: stored(name) for name in ("bm25_docs", "bm25", "full")},
+                    datasets.load("aila2019/task1/test"), baselines=["bm25_docs"])
+pd.DataFrame(result.significance["MAP"]["bm25_docs"]).T

@@ -24,7 +24,7 @@ import pandas as pd
 ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
 os.chdir(ROOT)  # the stage outputs are addressed from the project root
 
-from countercase.aila import read_queries
+from countercase import datasets, layout
 from countercase.config import load_params
 from countercase.factsheet.rules import extract_rules
 from countercase.perturb.rules import candidates
@@ -33,8 +33,8 @@ from countercase.perturb.tree import PerturbationTree
 from countercase.retrieve.load import open_retriever
 
 params = load_params()
-edges = pd.read_parquet("data/processed/adjacency/section_edges.parquet")
-queries = read_queries("data/raw/aila2019/Query_doc.txt")
+edges = pd.read_parquet(layout.SECTION_EDGES)
+queries = datasets.load("aila2019/task1").queries
 search = retriever_search(open_retriever("precedents", params.retrieve))
 
 # %% [markdown]
@@ -69,4 +69,4 @@ node.diff_vs_parent.dropped, node.diff_vs_parent.new
 # Sensitivity per fact type over the 50 AILA trees of the `perturb` stage.
 
 # %%
-json.loads(Path("metrics/counterfactual.json").read_text())["sensitivity_per_fact_type"]
+json.loads(layout.metrics("counterfactual").read_text())["sensitivity_per_fact_type"]
