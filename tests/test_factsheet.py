@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
 
 import pytest
 
-from countercase.aila import read_queries
 from countercase.config import ExtractParams
 from countercase.extract.run import run_extract
 from countercase.factsheet.rules import extract_rules, find_ages, find_amounts, find_durations
@@ -21,15 +19,13 @@ JUDGMENTS = ["C1", "C2", "C3", "C5", "C8", "C1268"]
 
 
 @pytest.fixture(scope="module")
-def corpus(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        return {m.name.rsplit("/", 1)[-1][:-4]: archive.extractfile(m).read().decode("utf-8")
-                for m in archive if m.isfile() and m.name.endswith(".txt")}
+def corpus(aila_files):
+    return aila_files.casedocs()
 
 
 @pytest.fixture(scope="module")
-def queries(raw_dir):
-    return read_queries(raw_dir / "aila2019/Query_doc.txt")
+def queries(aila_files):
+    return aila_files.queries()
 
 
 @pytest.fixture(scope="module")
@@ -131,9 +127,9 @@ def test_ages_on_real_sentences_are_not_also_durations(corpus):
 
 
 def test_empty_text_and_text_in_another_language_are_refused():
-    with pytest.raises(ValueError, match="empty text"):
+    with pytest.raises(FactSheetError, match="empty text"):
         extract_rules("   ", "x", "text")
-    with pytest.raises(ValueError, match="not in English"):  # Hindi: "the appellant was convicted"
+    with pytest.raises(FactSheetError, match="not in English"):  # Hindi: "the appellant was convicted"
         extract_rules("अपीलकर्ता को भारतीय दंड संहिता की धारा 302 के अंतर्गत दोषी ठहराया गया।", "x", "text")
 
 

@@ -8,13 +8,12 @@ import json
 
 import pytest
 
-from countercase.aila import read_queries
 from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError, ground, parse_answer
 
 
 @pytest.fixture(scope="module")
-def q30(raw_dir):
-    return read_queries(raw_dir / "aila2019/Query_doc.txt")["AILA_Q30"]
+def q30(aila_files):
+    return aila_files.queries()["AILA_Q30"]
 
 
 def _answer(**changes) -> dict:

@@ -3,6 +3,7 @@ AILA judgments, one Supreme Court PDF and twenty AILA statutes, through ingest a
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -27,21 +28,21 @@ PDF = "judgment_01"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, raw_dir, pdf_dir):
+def built(tmp_path_factory, raw_dir, pdf_dir, aila_files):
     root = tmp_path_factory.mktemp("corpus")
     (root / "txt").mkdir()
     (root / "pdf").mkdir()
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        for name in JUDGMENTS:
-            (root / "txt" / f"{name}.txt").write_bytes(
-                archive.extractfile(f"Object_casedocs/{name}.txt").read())
+    for name, text in aila_files.casedocs(JUDGMENTS).items():
+        (root / "txt" / f"{name}.txt").write_bytes(text.encode())
     shutil.copy(pdf_dir / f"{PDF}.pdf", root / "pdf")
     statutes = root / "statutes.tar.gz"
-    with tarfile.open(raw_dir / "aila2019/Object_statutes.tar.gz") as source, \
-            tarfile.open(statutes, "w:gz") as target:
-        for member in source:
-            if member.isfile() and member.name.rsplit("/", 1)[-1][:-4] in STATUTES:
-                target.addfile(member, source.extractfile(member))
+    with tarfile.open(statutes, "w:gz") as target:  # the index stage reads an AILA-form archive
+        for statute in aila_files.statutes():
+            if statute["statute_id"] in STATUTES:
+                data = f"Title: {statute['title']}\nDesc: {statute['text']}\n".encode()
+                member = tarfile.TarInfo(f"Object_statutes/{statute['statute_id']}.txt")
+                member.size = len(data)
+                target.addfile(member, io.BytesIO(data))
     run_ingest([TextSource(root / "txt"), PdfDirectorySource(root / "pdf")], root / "ingest")
     run_extract(root / "ingest/documents.jsonl", raw_dir / "statutes", raw_dir / "sc_metadata/raw",
                 root / "extract", ExtractParams())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import tarfile
 
 import pytest
 
@@ -14,10 +13,10 @@ from countercase.ingest.text import text_document
 
 
 @pytest.fixture(scope="module")
-def aila_docs(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        return {name: text_document(name, archive.extractfile(f"Object_casedocs/{name}.txt").read(),
-                                    name) for name in ("C1", "C10", "C500", "C2076")}
+def aila_docs(aila_files):
+    names = ("C1", "C10", "C500", "C2076")
+    texts = aila_files.casedocs(names)
+    return {name: text_document(name, texts[name].encode(), name) for name in names}
 
 
 @pytest.fixture(scope="module")

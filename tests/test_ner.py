@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tarfile
 from collections import Counter
 
 import pytest
@@ -14,7 +13,7 @@ from countercase.config import NerParams
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import validate_sheet
 from countercase.ner.confidence import PRIORS, sheet_confidence
-from countercase.ner.data import ENTITY_TYPES, LABELS, read_bio, word_windows
+from countercase.ner.data import ENTITY_TYPES, LABELS, NerDataError, read_bio, word_windows
 from countercase.ner.entities import EntityTag, EntityTagger
 from countercase.ner.metrics import entities, repair, score
 from countercase.ner.tagger import LegalNerTagger, NerModelError, spans_from_tags, words_of
@@ -74,7 +73,7 @@ def test_a_damaged_line_is_reported_with_its_number_and_the_rest_read(dev_slice,
 
 
 def test_a_missing_or_empty_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nowhere.txt"):
+    with pytest.raises(NerDataError, match="nowhere.txt"):
         read_bio(tmp_path / "nowhere.txt")
     assert read_bio(_write(tmp_path, [])).counts()["sentences"] == 0
 
@@ -137,7 +136,7 @@ def tiny_model(raw_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("ner")
     # a handful of steps: on 2 busy cores each costs up to a few seconds
     params = NerParams(max_train_sentences=90, epochs=1, batch_size=8, max_length=48,
-                       learning_rate=3e-4, log_every=3, budget_minutes=5, preamble_fraction=0.2)
+                       learning_rate=3e-4, log_every=3, max_steps=0, preamble_fraction=0.2)
     report = train_ner(raw_dir / "ner/inlegalner_bio", out, params, seed=2019, progress=False,
                        dev_limit=12)
     return out / "model", report
@@ -155,7 +154,7 @@ def test_the_tiny_model_learns(tiny_model):
 def test_first_word_pieces_carry_the_labels(raw_dir):
     from transformers import AutoTokenizer
 
-    from countercase.index.encoders import MINILM, encoder_dir
+    from countercase.models import MINILM, encoder_dir
     from countercase.ner.train import _features, read_split
 
     sentences = read_split(raw_dir / "ner/inlegalner_bio", "DEV", 20)["judgement"].sentences
@@ -191,11 +190,8 @@ def test_a_missing_model_is_a_clear_error_and_the_rules_go_on(tmp_path, caplog):
 
 
 # The rule and lexicon tags on real sentences.
-def test_the_sentences_are_real(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        names = {f"{doc}.txt" for doc in SENTENCES}
-        texts = {m.name.rsplit("/", 1)[-1][:-4]: archive.extractfile(m).read().decode()
-                 for m in archive if m.name.rsplit("/", 1)[-1] in names}
+def test_the_sentences_are_real(aila_files):
+    texts = aila_files.casedocs(SENTENCES)
     for doc, sentence in SENTENCES.items():
         assert " ".join(sentence.split()) in " ".join(texts[doc].split()), doc
 
@@ -279,22 +275,19 @@ def test_factsheet_bad_input(run_cli, tmp_path):
 
 # The factsheets stage's entity tags, and a stage sheet shown with them.
 @pytest.fixture(scope="module")
-def sheets_stage(raw_dir, tmp_path_factory):
-    from countercase.aila import read_queries
+def sheets_stage(raw_dir, tmp_path_factory, aila_files):
     from countercase.config import ExtractParams
     from countercase.extract.run import run_extract
     from countercase.factsheet.run import run_factsheets
     from countercase.ingest.text import text_document
 
     out = tmp_path_factory.mktemp("sheets")
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        texts = {m.name.rsplit("/", 1)[-1][:-4]: archive.extractfile(m).read()
-                 for m in archive if m.name.rsplit("/", 1)[-1] in ("C588.txt", "C822.txt")}
-    docs = [text_document(n, texts[n], n) for n in sorted(texts)]
+    texts = aila_files.casedocs(("C588", "C822"))
+    docs = [text_document(n, texts[n].encode(), n) for n in sorted(texts)]
     (out / "documents.jsonl").write_text("".join(json.dumps(d.to_dict()) + "\n" for d in docs))
     run_extract(out / "documents.jsonl", raw_dir / "statutes", raw_dir / "sc_metadata/raw",
                 out / "extract", ExtractParams())
-    queries = dict(list(read_queries(raw_dir / "aila2019/Query_doc.txt").items())[:2])
+    queries = dict(list(aila_files.queries().items())[:2])
     run_factsheets(out / "documents.jsonl", out / "extract", queries, out / "sheets")
     return out, queries, {d.doc_id: d.text for d in docs}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tarfile
 
 import pandas as pd
 import pytest
@@ -20,10 +19,9 @@ NAMES = [f"C{i}" for i in range(1, 81)] + ["C1268"]
 
 
 @pytest.fixture(scope="module")
-def sheets(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        docs = [text_document(n, archive.extractfile(f"Object_casedocs/{n}.txt").read(), n)
-                for n in NAMES]
+def sheets(aila_files):
+    texts = aila_files.casedocs(NAMES)
+    docs = [text_document(n, texts[n].encode(), n) for n in NAMES]
     out = {}
     for doc in docs:
         meta = extract_metadata(doc)

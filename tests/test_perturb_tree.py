@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import tarfile
 
 import jsonschema
 import pandas as pd
 import pytest
 
-from countercase.aila import read_queries
 from countercase.config import RetrieveParams
 from countercase.extract.chunking import chunk_document, load_tokenizer
 from countercase.extract.metadata import extract_metadata
@@ -31,17 +29,17 @@ DOCS = [f"C{i}" for i in range(1, 41)]
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, raw_dir):
+def world(tmp_path_factory, raw_dir, aila_files):
     out = tmp_path_factory.mktemp("trees")
     tokenizer = load_tokenizer("all-MiniLM-L6-v2")
     rows, cited = [], []
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        for name in DOCS:
-            doc = text_document(name, archive.extractfile(f"Object_casedocs/{name}.txt").read(), name)
-            meta = extract_metadata(doc).to_dict()
-            cited.append(meta["act_sections"])
-            rows += [{**c.to_dict(), **{f: meta[f] for f in CHUNK_CASE_FIELDS}}
-                     for c in chunk_document(doc, segment(doc.text), tokenizer, 254, 32)]
+    texts = aila_files.casedocs(DOCS)
+    for name in DOCS:
+        doc = text_document(name, texts[name].encode(), name)
+        meta = extract_metadata(doc).to_dict()
+        cited.append(meta["act_sections"])
+        rows += [{**c.to_dict(), **{f: meta[f] for f in CHUNK_CASE_FIELDS}}
+                 for c in chunk_document(doc, segment(doc.text), tokenizer, 254, 32)]
     chunks = pd.DataFrame(rows)
     build_bm25_index(chunk_records(chunks), out / "bm25")
     params = RetrieveParams(use_dense=False, use_mmr=False)
@@ -53,8 +51,8 @@ def world(tmp_path_factory, raw_dir):
 
 
 @pytest.fixture(scope="module")
-def q30(raw_dir):
-    return read_queries(raw_dir / "aila2019/Query_doc.txt")["AILA_Q30"]
+def q30(aila_files):
+    return aila_files.queries()["AILA_Q30"]
 
 
 @pytest.fixture(scope="module")

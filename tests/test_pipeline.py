@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tarfile
 
 import pandas as pd
 import pytest
@@ -22,7 +21,7 @@ DOCS = [f"C{i}" for i in range(1, 41)]
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory, raw_dir):
+def corpus(tmp_path_factory, aila_files):
     from countercase.index.bm25 import Bm25Searcher, build_bm25_index
     from countercase.index.dense import DenseIndex, build_embeddings
     from countercase.index.encoders import load_encoder
@@ -30,15 +29,15 @@ def corpus(tmp_path_factory, raw_dir):
     out = tmp_path_factory.mktemp("pipeline")
     tokenizer = load_tokenizer("all-MiniLM-L6-v2")
     rows, docs = [], {}
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        for name in DOCS:
-            doc = text_document(name, archive.extractfile(f"Object_casedocs/{name}.txt").read(), name)
-            docs[name] = doc
-            meta = extract_metadata(doc).to_dict()
-            # The first three chunks keep the test fast; enough for every judgment to be found.
-            for chunk in chunk_document(doc, segment(doc.text), tokenizer, 254, 32)[:3]:
-                rows.append({**chunk.to_dict(), **{f: meta[f] for f in CHUNK_CASE_FIELDS},
-                             "judge_names": meta["judge_names"]})
+    texts = aila_files.casedocs(DOCS)
+    for name in DOCS:
+        doc = text_document(name, texts[name].encode(), name)
+        docs[name] = doc
+        meta = extract_metadata(doc).to_dict()
+        # The first three chunks keep the test fast; enough for every judgment to be found.
+        for chunk in chunk_document(doc, segment(doc.text), tokenizer, 254, 32)[:3]:
+            rows.append({**chunk.to_dict(), **{f: meta[f] for f in CHUNK_CASE_FIELDS},
+                         "judge_names": meta["judge_names"]})
     chunks = pd.DataFrame(rows)
     build_bm25_index(({"id": r["chunk_id"], "contents": r["text"], "year": r["year"],
                        "act_sections": r["act_sections"], "bench_type": r["bench_type"],

@@ -9,7 +9,6 @@ the tests check mechanics only: lengths, determinism, batching, truncation, cach
 from __future__ import annotations
 
 import math
-import tarfile
 
 import numpy as np
 import pytest
@@ -38,15 +37,13 @@ def reranker(model_dir):
 
 
 @pytest.fixture(scope="module")
-def aila(raw_dir):
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        texts = [archive.extractfile(f"Object_casedocs/C{i}.txt").read().decode()
-                 for i in (4, 5)]
+def aila(aila_files):
+    judgments = aila_files.casedocs(("C4", "C5"))
+    texts = [judgments[f"C{i}"] for i in (4, 5)]
     paras = [p.strip() for t in texts for p in t.split("\n") if 15 < len(p.split()) <= 60]
     passages = [(f"C{i:02d}", text) for i, text in enumerate(dict.fromkeys(paras))][:N]
     assert len(passages) == N
-    query_line = (raw_dir / "aila2019/Query_doc.txt").read_text().splitlines()[0]
-    query = query_line.split("||", 1)[1]
+    query = aila_files.queries()["AILA_Q1"]
     return " ".join(query.split()[:40]), passages, " ".join(texts)
 
 

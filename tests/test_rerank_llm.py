@@ -5,12 +5,8 @@ Only properties that must hold are asserted: which passage a 1.5B model prefers 
 from __future__ import annotations
 
 import importlib.util
-import tarfile
 
 import pytest
-
-from countercase.aila import read_queries
-from countercase.evaluate.collection import read_qrels
 
 
 def _llm_installed() -> bool:
@@ -23,21 +19,15 @@ needs_llm = pytest.mark.skipif(not _llm_installed(),
 
 
 @pytest.fixture(scope="module")
-def query_and_passages(raw_dir):
+def query_and_passages(aila_files):
     qid = "AILA_Q11"
-    query = read_queries(raw_dir / "aila2019/Query_doc.txt")[qid]
-    relevant = sorted(d for d, r in read_qrels(
-        raw_dir / "aila2019/relevance_judgments_priorcases.txt")[qid].items() if r > 0)[0]
-    wanted = {f"Object_casedocs/{relevant}.txt", "Object_casedocs/C1.txt"}
-    texts = {}
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        for member in archive:
-            if member.name in wanted:
-                texts[member.name] = archive.extractfile(member).read().decode("utf-8", "replace")
-    with tarfile.open(raw_dir / "aila2019/Object_statutes.tar.gz") as archive:
-        texts["S1"] = archive.extractfile("Object_statutes/S1.txt").read().decode("utf-8")
-    passages = [(relevant, texts[f"Object_casedocs/{relevant}.txt"]),
-                ("C1", texts["Object_casedocs/C1.txt"]), ("S1", texts["S1"])]
+    query = aila_files.queries()[qid]
+    relevant = sorted(d for d, r in aila_files.qrels("precedents")[qid].items() if r > 0)[0]
+    texts = aila_files.casedocs({relevant, "C1"})
+    s1 = next(s for s in aila_files.statutes() if s["statute_id"] == "S1")
+    # S1 as its file in the archive reads: the Title: and Desc: lines
+    texts["S1"] = f"Title: {s1['title']}\nDesc: {s1['text']}\n"
+    passages = [(relevant, texts[relevant]), ("C1", texts["C1"]), ("S1", texts["S1"])]
     return query, passages
 
 

@@ -8,25 +8,21 @@ corpus to know what can be cited), a few judgments' texts, the AILA statutes.
 from __future__ import annotations
 
 import random
-import tarfile
 
 import pandas as pd
 import pytest
 
-from countercase.aila import read_queries
 from countercase.extract.act_sections import normalise_sections
-from countercase.extract.statutes import load_aila_statutes, statute_frame
+from countercase.extract.statutes import statute_frame
+from countercase.index.statute_map import map_statutes
 from countercase.reranker.citations import CitationResolver, mine_citations, read_title
 from countercase.reranker.pairs import (Group, Miner, drop_leaking, facts_query,
                                         leaking_documents, statutes_cited)
-from countercase.retrieve.statute_bridge import map_statutes
 
 
 @pytest.fixture(scope="module")
-def corpus(raw_dir) -> dict[str, str]:
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        return {m.name.rsplit("/", 1)[-1][:-4]: archive.extractfile(m).read().decode()
-                for m in archive.getmembers() if m.isfile() and m.name.endswith(".txt")}
+def corpus(aila_files) -> dict[str, str]:
+    return aila_files.casedocs()
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +67,8 @@ def test_reporter_citations_resolve_through_a_name_printed_beside_them(corpus):
     assert all(c.cited in {cited for _, cited in names} for c in reporters)
 
 
-def test_a_statute_mention_maps_to_its_aila_statute(raw_dir, corpus):
-    statutes = load_aila_statutes(raw_dir / "aila2019/Object_statutes.tar.gz")
+def test_a_statute_mention_maps_to_its_aila_statute(raw_dir, corpus, aila_files):
+    statutes = aila_files.statutes()
     mapping = map_statutes(((s["statute_id"], s["title"], s["text"]) for s in statutes),
                            statute_frame(raw_dir / "statutes"))
     passage = corpus["C1000"][:1200]  # "... offences under Sections 147, 148, 341, 447, 302 ..."
@@ -88,8 +84,8 @@ def _group(doc, query, pos_doc, pos, negs):
                  tuple(t for _, t in negs))
 
 
-def test_the_leakage_guard_drops_pairs_of_a_planted_near_duplicate(raw_dir, corpus):
-    queries = read_queries(raw_dir / "aila2019/Query_doc.txt")
+def test_the_leakage_guard_drops_pairs_of_a_planted_near_duplicate(corpus, aila_files):
+    queries = aila_files.queries()
     query = queries["AILA_Q30"]
     planted = corpus["C7"] + "\n" + query  # a judgment that holds the test query's facts
     docs = {"C7": planted, "C8": corpus["C8"], "C9": corpus["C9"], "C10": corpus["C10"]}
@@ -173,9 +169,9 @@ def untrained_dir(tmp_path_factory):
 def test_onnx_scores_match_pytorch(untrained_dir, real_groups, tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from countercase.reranker.onnx import (FP32, INT8, OnnxCrossEncoderReranker, export_onnx,
-                                           parity, quantize_int8)
+    from countercase.reranker.onnx import export_onnx, parity, quantize_int8
     from countercase.reranker.train import score_pairs
+    from countercase.retrieve.rerank import FP32, INT8, OnnxCrossEncoderReranker
 
     pairs = [(g.query, p) for g in real_groups[:6] for p in (g.positive, *g.negatives)]
     model = AutoModelForSequenceClassification.from_pretrained(str(untrained_dir)).eval()
@@ -200,7 +196,7 @@ def test_a_tiny_real_training_run_lowers_the_loss(real_groups, tmp_path):
     before = group_loss(model, tokenizer, real_groups, 128)
     after = {}
     result = train(real_groups, tmp_path / "model", seed=7, max_length=128, groups_per_step=2,
-                   learning_rate=1e-4, warmup_fraction=0.0, budget_seconds=600,
+                   learning_rate=1e-4, warmup_fraction=0.0, max_steps=0,
                    curve_at=(0.5, 1.0), log_every=2,
                    keep=lambda m, t: after.update(loss=group_loss(m, t, real_groups, 128)))
     assert result.steps == 6 and not result.stopped_by_budget

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-import tarfile
 import time
-from pathlib import Path
 
 import pytest
 
@@ -21,26 +19,10 @@ from countercase.extract.segment import (
     segment,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-AILA_TAR = ROOT / "data" / "raw" / "aila2019" / "Object_casedocs.tar.gz"
-
-
-def read_aila(names: set[str] | None = None) -> dict[str, str]:
-    """AILA judgments by id ("C17"), read from the project's own copy of the archive."""
-    docs = {}
-    with tarfile.open(AILA_TAR) as tar:
-        for member in tar:
-            if not (member.isfile() and member.name.endswith(".txt")):
-                continue
-            doc_id = member.name.rsplit("/", 1)[-1][:-4]
-            if names is None or doc_id in names:
-                docs[doc_id] = tar.extractfile(member).read().decode("utf-8")
-    return docs
-
-
 @pytest.fixture(scope="module")
-def aila() -> dict[str, str]:
-    return read_aila()
+def aila(aila_files) -> dict[str, str]:
+    """AILA judgments by id ("C17"), read from the project's own copy of the archive."""
+    return aila_files.casedocs()
 
 
 def check_cover(text: str, segments: list[Segment]) -> None:

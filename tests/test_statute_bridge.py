@@ -3,19 +3,17 @@ the real AILA statutes, statute table, queries and judgments."""
 
 from __future__ import annotations
 
-import tarfile
-
 import pytest
 
-from countercase.aila import read_queries
-from countercase.evaluate.leakage import overlapping_documents
-from countercase.extract.statutes import load_aila_statutes, statute_frame
-from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings, map_statutes
+from countercase.datasets.leakage import overlapping_documents
+from countercase.extract.statutes import statute_frame
+from countercase.index.statute_map import map_statutes
+from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
 
 
 @pytest.fixture(scope="module")
-def mapping(raw_dir):
-    statutes = load_aila_statutes(raw_dir / "aila2019/Object_statutes.tar.gz")
+def mapping(raw_dir, aila_files):
+    statutes = aila_files.statutes()
     table = statute_frame(raw_dir / "statutes")
     return map_statutes(((s["statute_id"], s["title"], s["text"]) for s in statutes), table)
 
@@ -51,11 +49,11 @@ def test_a_zero_weight_drops_a_ranking_from_the_fusion():
     assert both[0][0] == "S2"
 
 
-def test_the_leakage_guard_finds_the_corpus_copy_of_a_query(raw_dir):
-    queries = read_queries(raw_dir / "aila2019/Query_doc.txt")
+def test_the_leakage_guard_finds_the_corpus_copy_of_a_query(aila_files):
+    queries = aila_files.queries()
     names = ["C297", "C113", "C1", "C2", "C168"]
-    with tarfile.open(raw_dir / "aila2019/Object_casedocs.tar.gz") as archive:
-        docs = [(n, archive.extractfile(f"Object_casedocs/{n}.txt").read().decode()) for n in names]
+    texts = aila_files.casedocs(names)
+    docs = [(n, texts[n]) for n in names]
     found = overlapping_documents({q: queries[q] for q in ("AILA_Q1", "AILA_Q15", "AILA_Q21")},
                                   docs)
     assert set(found) == {"AILA_Q15", "AILA_Q21"}

@@ -8,9 +8,8 @@ from collections import Counter
 
 import pytest
 
-from countercase.extract.statutes import (
-    build_constitution_crossrefs, build_statute_table, load_aila_statutes,
-)
+from countercase.datasets import aila
+from countercase.extract.statutes import build_constitution_crossrefs, build_statute_table
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +82,8 @@ def test_crossrefs_match_the_raw_graph(raw_dir):
                for s, t in edges)
 
 
-def test_aila_statutes_in_numeric_order(raw_dir):
-    statutes = load_aila_statutes(raw_dir / "aila2019/Object_statutes.tar.gz")
+def test_aila_statutes_in_numeric_order(aila_files):
+    statutes = aila.statutes(aila_files.dir)
     assert len(statutes) == 197
     assert [s["statute_id"] for s in statutes[:3]] == ["S1", "S2", "S3"]
     assert "S58" not in {s["statute_id"] for s in statutes}  # judged, but shipped without text

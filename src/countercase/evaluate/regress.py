@@ -14,8 +14,7 @@ from countercase.datasets import load
 from countercase.evaluate import regressions as reg
 from countercase.evaluate.conditions import BY_NAME
 from countercase.evaluate.run import VariantSource, evaluate_dataset
-from countercase.experiment import score_run
-from countercase.experiment.measures import aggregate
+from countercase.experiment import Experiment
 from countercase.experiment.runs import read_trec_run
 from countercase.retrieve.load import IndexPaths, MissingIndexError
 
@@ -32,14 +31,15 @@ def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
     for dataset_id in dict.fromkeys(r["dataset"] for r in records):
         chosen = [r for r in records if r["dataset"] == dataset_id]
         dataset = load(dataset_id, aila_root)
-        if runs is not None:
-            for r in chosen:
-                path = runs / r["collection"] / f"{r['condition']}.run"
-                if path.exists():
-                    found[r["collection"], r["condition"]] = aggregate(
-                        score_run(read_trec_run(path), dataset))
-                else:
-                    log.warning("no run file %s", path)
+        if runs is not None:  # the evaluate stage's runs, read back as systems
+            files = {r["condition"]: runs / r["collection"] / f"{r['condition']}.run"
+                     for r in chosen}
+            for path in (p for p in files.values() if not p.exists()):
+                log.warning("no run file %s", path)
+            stored = {name: (lambda topics, path=path: read_trec_run(path))
+                      for name, path in files.items() if path.exists()}
+            ran = Experiment(stored, dataset).aggregate()
+            found.update({(dataset.collection, name): s for name, s in ran.items()})
             continue
         conditions = [BY_NAME[r["condition"]] for r in chosen if r["condition"] in BY_NAME]
         ran = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
