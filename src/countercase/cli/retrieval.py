@@ -301,17 +301,11 @@ def tune(
 
 
 def _print_scores(scores: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     for name, by_condition in scores.items():
-        table = Table(title=name)
         measures = list(next(iter(by_condition.values())))
-        for column in ["condition", *measures]:
-            table.add_column(column)
-        for cond, values in by_condition.items():
-            table.add_row(cond, *[f"{values[m]:.4f}" for m in measures])
-        Console(stderr=True).print(table)
+        _print_table(name, ["condition", *measures],
+                     [[cond, *(f"{values[m]:.4f}" for m in measures)]
+                      for cond, values in by_condition.items()])
 
 
 def _result_row(hit, task: str) -> dict:
