@@ -123,3 +123,5 @@ def test_unknown_regressions_and_arguments_are_user_errors(run_cli, regressions)
     assert code == 2 and "no regression 'bm26'" in err
     code, _, err = run_cli("regress", "--regressions", str(regressions), "--all")
     assert code == 2 and "--verify" in err
+    code, _, err = run_cli("regress", "--verify", "--all", "--regressions", str(regressions / "x"))
+    assert code == 2 and "no regression files in" in err  # never "0 verified, no drift"

@@ -1,1 +1,2 @@
-"""The evaluation harness: collections, runs, measures, significance, regression files."""
+"""The evaluation stages: the conditions (ablations), the evaluate, tune and regress stages,
+and the regression files."""

@@ -61,6 +61,9 @@ def select(root: Path, refs: Iterable[str]) -> list[dict[str, Any]]:
     """The regression records named by ``refs`` (``collection/condition``, or a condition of
     every collection that has it); all of them when ``refs`` is empty."""
     records = read_regressions(root)
+    if not records:
+        raise RegressionError(f"no regression files in {root} (regressions/<collection>/"
+                              "<condition>.yaml)")
     refs = list(refs)
     if not refs:
         return records
