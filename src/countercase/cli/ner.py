@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
+from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, app, require, write_json
 from countercase.config import load_params
 
 

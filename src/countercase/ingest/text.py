@@ -9,7 +9,6 @@ the folder listing or of the tar members.
 from __future__ import annotations
 
 import logging
-import re
 import tarfile
 from pathlib import Path
 from typing import Iterator
