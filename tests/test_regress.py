@@ -125,3 +125,6 @@ def test_unknown_regressions_and_arguments_are_user_errors(run_cli, regressions)
     assert code == 2 and "--verify" in err
     code, _, err = run_cli("regress", "--verify", "--all", "--regressions", str(regressions / "x"))
     assert code == 2 and "no regression files in" in err  # never "0 verified, no drift"
+    (regressions / "aila2019-task1" / "broken.yaml").write_text("collection: [\n")
+    code, _, err = run_cli("regress", "--verify", "--all", "--regressions", str(regressions))
+    assert code == 2 and "broken.yaml" in err and len(err.strip().splitlines()) == 1

@@ -45,7 +45,9 @@ def read_regression(path: Path) -> dict[str, Any]:
     try:
         record = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as error:
-        raise RegressionError(f"cannot read regression file {path}: {error}") from None
+        # YAML's messages span lines (with a caret): one line on the terminal
+        raise RegressionError(f"cannot read regression file {path}: "
+                              f"{' '.join(str(error).split())}") from None
     missing = [k for k in ("collection", "dataset", "condition", "expected", "tolerance")
                if not isinstance(record, dict) or k not in record]
     if missing:
