@@ -9,7 +9,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # Lower layers first. A module may import its own package, the base modules and the packages
 # before its own, never one after it (the command line, ``cli``, and ``paper`` sit on top).
-BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datasets"}
+BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datasets",
+        "thresholds"}
 LAYERS = ["ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
           "evaluate", "perturb"]
 TOP = {"cli", "paper"}

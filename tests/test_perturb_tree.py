@@ -103,9 +103,9 @@ def test_expansion_is_lazy_and_computed_once(world, q30):
     search, edges = world
     calls = []
 
-    def counting(query, k):
+    def counting(query, sheet, k):
         calls.append(query)
-        return search(query, k)
+        return search(query, sheet, k)
 
     tree = PerturbationTree(extract_rules(q30, "AILA_Q30", "query"), counting, edges, text=q30)
     assert len(tree.nodes) == 1 and len(calls) == 1

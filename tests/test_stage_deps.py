@@ -1,6 +1,7 @@
 """``dvc.yaml`` agrees with the code: every stage writes what :mod:`countercase.layout` says it
 writes, and its code deps cover every module its command imports (so editing any of them reruns
-the stage). ``python tests/test_stage_deps.py`` prints each stage's required code deps."""
+the stage). ``python tests/test_stage_deps.py`` prints each stage's required code deps;
+``--write`` adds the missing ones to ``dvc.yaml`` (after the stage's last code dep)."""
 
 from __future__ import annotations
 
@@ -159,7 +160,29 @@ def test_cli_defaults_are_layout_paths():
                 assert default in known, (command.callback.__name__, parameter.name, default)
 
 
+def write_missing() -> list[str]:
+    """Insert every stage's lacking code deps into dvc.yaml; returns what was added."""
+    lines = (ROOT / "dvc.yaml").read_text().splitlines(keepends=True)
+    added = []
+    for name, stage in _stages().items():
+        deps = [d for d in stage.get("deps", []) if d.startswith("src/")]
+        lacking = sorted(p for p in required_code(stage) if not _covered(p, deps))
+        if not lacking:
+            continue
+        start = lines.index(f"  {name}:\n")
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("  ")
+                    and not lines[i].startswith("   ")), len(lines))
+        last = max(i for i in range(start, end) if lines[i].strip().startswith("- src/"))
+        lines[last + 1:last + 1] = [f"      - {p}\n" for p in lacking]
+        added += [f"{name}: {p}" for p in lacking]
+    (ROOT / "dvc.yaml").write_text("".join(lines))
+    return added
+
+
 if __name__ == "__main__":
+    if "--write" in sys.argv:
+        print("\n".join(write_missing()) or "nothing missing")
+        sys.exit(0)
     for stage_name, stage_def in _stages().items():
         print(stage_name)
         for path in sorted(required_code(stage_def)):

@@ -51,6 +51,9 @@ class RetrieveParams(_Section):
     fusion_weights: dict[str, dict[str, float]] = {
         "precedents": {"bm25": 1.0, "dense": 0.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
     mmr_tasks: list[str] = ["precedents"]  # MMR runs for these tasks only
+    # the fact channel (countercase.index.facts) fused with the judgments by weighted RRF
+    fact_weight: float = Field(0.0, ge=0)
+    fact_depth: int = Field(100, gt=0)  # judgments the fact channel ranks
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
     # the first-stage order's weight in the reranked head (retrieve.rerank.blend; 0: reranker only)
@@ -105,6 +108,17 @@ class PerturbParams(_Section):
     prune_below: float = Field(0.5, ge=0)  # a child moving ranks less than this is not expanded
     llm_check: bool = False  # the plan's LLM plausibility check (about 10 s a candidate)
     llm_check_queries: int = Field(2, ge=0)  # trees built with the check on, for its acceptance
+    granularity: Literal["field", "span"] = "span"  # what a perturbation rewrites in the text
+    # the validity experiment (countercase.perturb.validity) on corpus query cases
+    tuning_cases: int = Field(100, ge=1)  # citing judgments the trees' fact weight is chosen on
+    corpus_cases: int = Field(250, ge=1)  # citing judgments the validity is measured on
+    case_chars: int = Field(3000, gt=100)  # facts of a corpus case used as its query
+    per_type: int = Field(4, gt=0)  # root perturbations per fact type in a validity tree
+    validity_depth: int = Field(100, gt=0)  # ranks within which cited precedents are compared
+    chunk_depth: int = Field(300, gt=0)  # chunk candidates per text retriever at every node
+    fact_weights: list[float] = [0.0, 0.25, 0.5, 1.0, 2.0]  # the trees' fact weight: chosen on
+    #                                                          the tuning cases
+    fact_weight: float = Field(0.0, ge=0)  # the choice, copied by hand (`countercase tree`)
 
 
 class RerankerParams(_Section):

@@ -22,7 +22,8 @@ STATUTE_TEXTS = RAW / "statutes"
 SC_METADATA = RAW / "sc_metadata" / "raw"
 NER_DATA = RAW / "ner" / "inlegalner_bio"
 RHETORICAL_ROLES = RAW / "rhetorical_roles"
-GOLD = Path("data/gold")
+GOLD = Path("data/gold")  # hand-labelled gold sets, each with its labelling rules beside it
+DISPOSITIVE_GOLD = GOLD / "dispositive_facts.jsonl"
 
 TASKS = ("precedents", "statutes")  # the two searches: each has its indexes, named after it
 
@@ -39,14 +40,17 @@ EXTRACT_SUMMARY = EXTRACT / "summary.json"
 NER = PROCESSED / "ner"
 NER_MODEL = NER / "model"
 FACTSHEETS = PROCESSED / "factsheets"
+JUDGMENT_SHEETS = FACTSHEETS / "judgments.jsonl"
 ADJACENCY = PROCESSED / "adjacency"
 SECTION_EDGES = ADJACENCY / "section_edges.parquet"
 INDEX = PROCESSED / "index"
+FACT_INDEX = PROCESSED / "fact_index"  # the judgments' fact sheets as legal-fact tokens
 STATUTE_CHUNKS = INDEX / "statutes_chunks.parquet"
 STATUTE_SECTIONS = INDEX / "statute_sections.json"  # AILA statute id -> canonical section ids
 DENSE = PROCESSED / "dense"
 RERANKER = PROCESSED / "reranker"
 RERANKER_ONNX = RERANKER / "onnx"
+RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved citation links
 EVALUATE = PROCESSED / "evaluate"
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
@@ -77,6 +81,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "factsheets": {"outs": (FACTSHEETS,), "metrics": (metrics("factsheets"), timing("factsheets"))},
     "adjacency": {"outs": (ADJACENCY,), "metrics": (metrics("adjacency"),)},
     "index": {"outs": (INDEX,), "metrics": (timing("index"),)},
+    "index_facts": {"outs": (FACT_INDEX,), "metrics": (metrics("index_facts"),)},
     "embed": {"outs": (DENSE,), "metrics": (timing("embed"),)},
     "latency": {"outs": (), "metrics": (metrics("latency"),)},
     "tune": {"outs": (metrics("tuning"),), "metrics": ()},

@@ -194,22 +194,39 @@ def perturb(
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
+    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
+    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases)."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    groups: Path = typer.Option(layout.RERANKER_GROUPS,
+                                help="Resolved citations (stage train_reranker)."),
+    gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """A perturbation tree for every AILA query (depth, branching from params.yaml)."""
+    """The validity experiment on corpus query cases, then a perturbation tree for every AILA
+    query (depth, branching from params.yaml; the fact channel at the weight chosen on the
+    tuning cases)."""
     import pandas as pd
 
     from countercase.datasets.aila import read_queries
-    from countercase.perturb.run import run_perturb
+    from countercase.perturb.run import ValidityInputs, run_perturb, run_validity
     from countercase.retrieve.load import IndexPaths, open_retriever
 
     require(edges, "section adjacency map (stage `adjacency`)")
+    for path, what in ((documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
+                       (groups, "citation groups (stage `train_reranker`)"),
+                       (gold, "gold dispositive facts")):
+        require(path, what)
     params = load_params(params_path)
     topics = read_queries(queries)
-    retriever = open_retriever("precedents", params.retrieve,
-                               IndexPaths(index_dir, dense_dir, chunks, metadata))
-    report = run_perturb(topics, retriever, pd.read_parquet(edges), out, params.perturb,
-                         queries.parent)
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
+    retriever = open_retriever("precedents", params.retrieve, paths, facts=True)
+    edge_table = pd.read_parquet(edges)
+    validity = run_validity(retriever, edge_table, params,
+                            ValidityInputs(documents, sheets, metadata, groups, gold), out)
+    weight = validity["fact_weight"]["chosen"]
+    trees = retriever.with_params(params.retrieve.model_copy(update={"fact_weight": weight}))
+    report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
+    report["summary"]["validity"] = validity
     if metrics:
         write_json(metrics, report["summary"])
     if timing:
@@ -259,11 +276,12 @@ def tree(
     else:
         require(sheet, "fact sheet file")
         root = validate_sheet(_read_json(sheet))
-    retriever = open_retriever("precedents", params.retrieve,
-                               IndexPaths(index_dir, dense_dir, chunks, metadata))
+    retriever = open_retriever("precedents", params.retrieve.model_copy(
+        update={"fact_weight": params.perturb.fact_weight}),
+        IndexPaths(index_dir, dense_dir, chunks, metadata))
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
-                             params.perturb.k, text=text,
-                             prune_below=params.perturb.prune_below).build(depth, branching)
+                             params.perturb.k, text=text, prune_below=params.perturb.prune_below,
+                             granularity=params.perturb.granularity).build(depth, branching)
     out.write_text(built.to_json({**params.perturb.model_dump(), "depth": depth,
                                   "branching": branching}), encoding="utf-8")
     log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)

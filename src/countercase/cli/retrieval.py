@@ -45,6 +45,37 @@ def index(
         write_json(timing, stats["timing"])
 
 
+@app.command("index-facts")
+def index_facts(
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS,
+                                help="The judgments' fact sheets (stage factsheets)."),
+    metadata: Path = typer.Option(layout.METADATA),
+    statute_table: Path = typer.Option(layout.STATUTE_TABLE,
+                                       help="The statute table (sections' chapters)."),
+    out: Path = typer.Option(layout.FACT_INDEX),
+    metrics: Optional[Path] = typer.Option(None, help="Write the token counts here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The fact channel: every judgment's fact sheet as legal-fact tokens in Lucene."""
+    import pandas as pd
+
+    from countercase.index.facts import build_fact_index, read_sheets, statute_chapters
+
+    for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (metadata, "metadata file"),
+                       (statute_table, "statute table")):
+        require(path, what)
+    params = load_params(params_path)
+    years = pd.read_parquet(metadata, columns=["doc_id", "year"])
+    years = {d: (int(y) if y == y and y is not None else None)
+             for d, y in zip(years["doc_id"], years["year"])}
+    stats = build_fact_index(read_sheets(sheets), years,
+                             statute_chapters(pd.read_parquet(statute_table)), out,
+                             params.index.threads)
+    log.info("fact index of %d judgments -> %s", stats["judgments"], out)
+    if metrics:
+        write_json(metrics, stats)
+
+
 @app.command()
 def embed(
     chunks: Path = typer.Option(layout.CHUNKS),

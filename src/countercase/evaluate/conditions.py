@@ -1,7 +1,8 @@
 """The experimental conditions: each one configuration of the one retrieval pipeline.
 
 A condition is a name, a sentence saying what it is, the level it searches (``chunks``: the
-pipeline over chunks, max-pooled to documents; ``docs``: BM25 over whole documents), its
+pipeline over chunks, max-pooled to documents; ``docs``: BM25 over whole documents; ``facts``:
+the fact channel alone, the query's rule fact sheet against the judgments'), its
 overrides of ``params.yaml``'s ``retrieve`` section and the tasks it applies to. ``full`` is the
 configured pipeline as it stands; the others switch stages off, so together they are the
 ablations. On the statute task every condition but ``full`` and ``precedent_bridge`` searches
@@ -56,6 +57,12 @@ CONDITIONS = (
     Condition("precedent_bridge", "statutes cited by the precedents retrieved for the query, "
               "alone", overrides={"bridge_weights": {"direct": 0.0, "precedents": 1.0}},
               tasks=("statutes",)),
+    Condition("fact_channel", "the fact channel alone: BM25 over the legal-fact tokens of the "
+              "query's rule fact sheet (stage index_facts)", level="facts",
+              tasks=("precedents",)),
+    Condition("facts_equal", "the configured pipeline fused with the fact channel at weight 1 "
+              "(a fixed setting; the tuned weight is retrieve.fact_weight)",
+              overrides={"fact_weight": 1.0}),
     Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
               "the statute bridge tuned on AILA_Q1..Q10)"),
     # the reranker's gain is rerank against no_rerank, whichever of them `full` is

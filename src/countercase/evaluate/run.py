@@ -17,7 +17,7 @@ from countercase.datasets import Dataset, unretrievable
 from countercase.evaluate.conditions import Condition
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
-from countercase.experiment.systems import bm25_docs_system, pipeline_system
+from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.searchers import Searchers
 
@@ -45,6 +45,8 @@ def condition_system(condition: Condition, task: str, paths: IndexPaths, base: R
     """The ranking function of ``condition``: ``evaluate.depth`` documents per topic."""
     if condition.level == "docs":
         return bm25_docs_system(paths.index_dir / f"{task}_docs", evaluate.depth, condition.name)
+    if condition.level == "facts":
+        return fact_system(paths.fact_index, evaluate.depth, condition.name)
     params = condition.params(base, evaluate.chunk_depth)
     if condition.chunking:  # built when it runs (its time counts), BM25 only, no exclusions
         def rank(topics):
@@ -81,8 +83,15 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None)."""
     conditions, base = runnable(conditions, dataset.task, base, variants)
+    if not paths.fact_index.is_dir():  # a collection without fact sheets (a TREC folder)
+        facty = [c for c in conditions if c.level == "facts" or c.overrides.get("fact_weight")]
+        if facty:
+            log.warning("no fact index at %s: condition(s) %s skipped", paths.fact_index,
+                        ", ".join(c.name for c in facty))
+        conditions = [c for c in conditions if c not in facty]
     rerank = any(c.overrides.get("use_rerank") for c in conditions)
-    searchers = (Searchers(dataset.task, base, paths, rerank=rerank)
+    facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
+    searchers = (Searchers(dataset.task, base, paths, rerank=rerank, facts=facts)
                  if any(c.level == "chunks" for c in conditions) else None)
     overlaps = searchers.corpus_copies(dataset.queries) if searchers is not None else {}
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}

@@ -33,7 +33,8 @@ def index_collection(docs: Path, out: Path, index: IndexParams,
         for failure in failures:
             log.warning("skipped %s: %s", failure["source_path"], failure["reason"])
             handle.write(json.dumps(failure) + "\n")
-    paths = IndexPaths(out / "index", out / "dense", out / "chunks.parquet", out / "none.parquet")
+    paths = IndexPaths(out / "index", out / "dense", out / "chunks.parquet", out / "none.parquet",
+                       out / "fact_index")  # none: a TREC folder has no fact sheets
     table = plain_chunk_table(documents, extract, "Unknown")
     table.to_parquet(paths.chunks, index=False)
     build_bm25_index(plain_chunk_records(table), paths.index_dir / "precedents_chunks",

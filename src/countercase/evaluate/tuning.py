@@ -5,7 +5,8 @@ AILA_Q11..Q50; ``best`` is the first point in grid order whose tuning MAP is wit
 :data:`TIE_MARGIN` of the highest. The choice is copied into ``params.yaml`` by hand, so a change of data or code that
 moves the optimum shows in ``metrics/tuning.json`` without silently changing the system.
 
-- precedents: the dense ranking's fusion weight (BM25's is 1) and MMR on or off;
+- precedents: the dense ranking's fusion weight (BM25's is 1) and MMR on or off; then, on the
+  configured pipeline, the fact channel's weight in its fusion with the judgments (0: off);
 - statutes: the statute texts' dense weight and MMR, and the bridge's depth, rank offset and
   weight of the statute texts' ranking against the bridge's (1).
 """
@@ -37,6 +38,7 @@ STATUTE_DENSE_WEIGHTS = (0.0, 0.5, 1.0)
 BRIDGE_DEPTHS = (10, 20, 50)
 BRIDGE_OFFSETS = (0.0, 5.0)
 DIRECT_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
+FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
 
 
 def _maps(collection: Dataset, run: Run) -> dict[str, float]:
@@ -58,7 +60,8 @@ def _weights(task: str, dense: float, params: Params) -> dict[str, dict[str, flo
 def tune_precedents(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:
     depth = params.evaluate.chunk_depth
     base = open_retriever("precedents", params.retrieve.model_copy(
-        update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False}), paths)
+        update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False}), paths,
+        facts=True)
     rows = []
     for dense, mmr in tqdm(list(itertools.product(DENSE_WEIGHTS, (False, True))), desc="tune task 1"):
         retriever = base.with_params(base.params.model_copy(update={
@@ -67,7 +70,15 @@ def tune_precedents(collection: Dataset, params: Params, paths: IndexPaths) -> d
         run = {q: ranked([h.doc_id for h in retriever.search(text, k=params.evaluate.depth).documents])
                for q, text in collection.queries.items()}
         rows.append({"dense_weight": dense, "use_mmr": mmr, **_maps(collection, run)})
-    return {"grid": rows, "best": _best(rows)}
+    facts = []
+    for weight in tqdm(FACT_WEIGHTS, desc="tune task 1: fact channel"):
+        retriever = base.with_params(base.params.model_copy(update={"fact_weight": weight}))
+        run = {q: ranked([h.doc_id for h in retriever.search(text, k=params.evaluate.depth).documents])
+               for q, text in collection.queries.items()}
+        facts.append({"fact_weight": weight, **_maps(collection, run)})
+    return {"grid": rows, "best": _best(rows),
+            "facts": {"grid": facts, "best": _best(facts),
+                      "on": "the configured retrieve section (its dense weight and MMR)"}}
 
 
 def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:

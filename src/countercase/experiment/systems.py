@@ -41,3 +41,18 @@ def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs"):
             return {qid: searcher.search(text, depth)
                     for qid, text in tqdm(topics.items(), desc=label, unit="query")}
     return rank
+
+
+def fact_system(index: Path, depth: int, label: str = "fact_channel"):
+    """The fact channel alone: each topic's rule fact sheet against the judgments' sheets."""
+    def rank(topics: Mapping[str, str]) -> Run:
+        from countercase.factsheet.rules import extract_rules
+        from countercase.index.facts import FactSearcher
+
+        searcher = FactSearcher(index)
+        try:
+            return {qid: searcher.search(extract_rules(text, qid, "query"), depth)
+                    for qid, text in tqdm(topics.items(), desc=label, unit="query")}
+        finally:
+            searcher.close()
+    return rank

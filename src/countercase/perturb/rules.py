@@ -1,7 +1,7 @@
 """Rule-based perturbations of a fact sheet: one fact changed at a time, on legal grounds only.
 
 - numerical: an age, amount or duration moved just across the nearest legal boundaries of
-  ``thresholds.yaml`` (below: to the boundary minus one unit; above: to the boundary), and
+  ``countercase/thresholds.yaml`` (below: to the boundary minus one unit; above: to the boundary), and
   durations also doubled and halved;
 - section: a cited section replaced by a neighbour on the adjacency map
   (:mod:`countercase.perturb.adjacency`), strongest edges first;
@@ -16,18 +16,15 @@ marked ``extractor="perturbation"``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from countercase.errors import CountercaseError
 from countercase.factsheet.schema import EvidenceItem, FactSheet
 from countercase.perturb.adjacency import neighbours
+from countercase.thresholds import DAYS, Threshold, crosses, load_thresholds
 
-THRESHOLDS_PATH = Path(__file__).with_name("thresholds.yaml")
 PARTY_AXES = {
     frozenset({"Individual", "Minor"}): "age of the party",
     frozenset({"Employee", "Contractor"}): "employment relationship",
@@ -44,18 +41,10 @@ EVIDENCE_BY_CATEGORY = {
                  "MedicalReport", "LastSeen", "Expert"),
     "civil": ("Document", "Expert"),
 }
-DAYS = {"days": 1, "weeks": 7, "months": 30, "years": 365, "hours": 1 / 24}
 
 
 class PerturbationError(CountercaseError, ValueError):
     """A perturbation the rules do not allow (the message says which rule)."""
-
-
-@dataclass(frozen=True)
-class Threshold:
-    value: float
-    meaning: str
-    source: str
 
 
 @dataclass(frozen=True)
@@ -68,13 +57,6 @@ class Perturbation:
     basis: str  # the boundary's legal source, the edge's evidence, the axis
 
 
-@lru_cache(maxsize=4)
-def load_thresholds(path: Path = THRESHOLDS_PATH) -> dict[str, tuple[Threshold, ...]]:
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    return {kind: tuple(sorted((Threshold(**t) for t in items), key=lambda t: t.value))
-            for kind, items in raw.items()}
-
-
 def _crossings(value: float, thresholds: tuple[Threshold, ...], step: float,
                always: float | None = None) -> list[tuple[float, Threshold]]:
     """New values just across the nearest boundary below and above ``value`` (and ``always``)."""
@@ -83,10 +65,6 @@ def _crossings(value: float, thresholds: tuple[Threshold, ...], step: float,
     chosen = ([below[-1]] if below else []) + ([above[0]] if above else [])
     chosen += [t for t in thresholds if t.value == always and t not in chosen]
     return [(t.value - step if t.value <= value else t.value, t) for t in chosen]
-
-
-def crosses(old: float, new: float, boundary: float) -> bool:
-    return (old >= boundary) != (new >= boundary)
 
 
 def age_perturbations(sheet: FactSheet, thresholds) -> list[Perturbation]:

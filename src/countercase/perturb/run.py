@@ -1,42 +1,54 @@
 """The ``perturb`` stage and ``countercase tree``: perturbation trees over the retrieval pipeline.
 
-The stage builds one tree per AILA query (depth and branching from ``params.yaml``), writes each
-as JSON, and summarises them in ``metrics/counterfactual.json``: nodes, edges, sensitivity per fact
-type, seconds per tree, the rule check's acceptance (every candidate passes: the rules only
-propose what they can justify; the LLM check is not run yet), and which query construction
-retrieves better for the unperturbed queries (MAP on AILA_Q11..Q50).
+The stage first runs the validity experiment on corpus query cases
+(:mod:`countercase.perturb.validity`; it also chooses the fact channel's weight in the trees on
+the tuning cases), then builds one tree per AILA query with that weight (depth and branching from
+``params.yaml``), writes each as JSON, and summarises them in ``metrics/counterfactual.json``:
+nodes, edges, sensitivity per fact type, seconds per tree, the rule check's acceptance (every
+candidate passes: the rules only propose what they can justify), the LLM check's acceptance, which
+query construction retrieves better for the unperturbed queries (MAP on AILA_Q11..Q50), and the
+validity experiment under ``validity``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
-from countercase.config import PerturbParams
+from countercase.config import Params, PerturbParams
 from countercase.datasets import load
 from countercase.experiment import Experiment, ranked
 from countercase.factsheet.rules import extract_rules
+from countercase.perturb.cases import QueryCase
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
+from countercase.retrieve.filters import SearchFilter
 
 log = logging.getLogger(__name__)
 
 
-def retriever_search(retriever) -> Search:
-    """The pipeline as a tree's search function: judgments with their attribution."""
-    def search(query: str, k: int) -> list[dict[str, Any]]:
+def retriever_search(retriever, case: QueryCase | None = None) -> Search:
+    """The pipeline as a tree's search function: judgments with their attribution. For a
+    corpus ``case``: the judgment itself and judgments decided after it are never returned."""
+    exclude = case.exclude if case is not None else frozenset()
+    filters = SearchFilter(year_to=case.year) if case is not None and case.year else None
+
+    def search(query: str, sheet, k: int) -> list[dict[str, Any]]:
         if not query.strip():
             return []
+        hits = retriever.search(query, filters, k=k + len(exclude), sheet=sheet).documents
         return [{"doc_id": h.doc_id, "chunk_id": h.chunk_id, "rank": h.rank,
                  "page_number": h.page_number, "section_type": h.section_type,
                  "source_path": h.source_path, "scores": h.scores, "metadata": h.metadata}
-                for h in retriever.search(query, k=k).documents]
+                for h in hits if h.doc_id not in exclude][:k]
     return search
 
 
@@ -71,7 +83,8 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
         started = time.perf_counter()
         tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
                                 text=text, prune_below=params.prune_below,
-                                validator=_validator() if params.llm_check else None)
+                                validator=_validator() if params.llm_check else None,
+                                granularity=params.granularity)
         tree.build(params.depth, params.branching)
         seconds.append(time.perf_counter() - started)
         nodes.append(len(tree.nodes))
@@ -117,7 +130,7 @@ def llm_acceptance(queries: dict[str, str], search: Search, edges: pd.DataFrame,
     started = time.perf_counter()
     for qid, text in list(queries.items())[:params.llm_check_queries]:
         tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
-                                text=text, validator=validator)
+                                text=text, validator=validator, granularity=params.granularity)
         tree.expand("n0", params.branching)
         checked, accepted = checked + tree.checked, accepted + tree.accepted
     seconds = time.perf_counter() - started
@@ -127,3 +140,97 @@ def llm_acceptance(queries: dict[str, str], search: Search, edges: pd.DataFrame,
             "seconds_per_check": (round(seconds / validator.calls, 2) if validator.calls
                                   else None),
             "model_calls": validator.calls, "answered_from_cache": checked - validator.calls}
+
+
+@dataclass(frozen=True)
+class ValidityInputs:
+    documents: Path  # the ingest stage's texts
+    sheets: Path  # the factsheets stage's judgments.jsonl
+    metadata: Path  # the extract stage's metadata (years, sections cited)
+    groups: Path  # the train_reranker stage's groups.jsonl (resolved citations)
+    gold: Path  # data/gold/dispositive_facts.jsonl
+
+
+def read_gold(path: Path) -> dict[str, str]:
+    """case id -> the labelled dispositive fact type (data/gold/dispositive_facts.md)."""
+    gold = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            gold[row["case_id"]] = row["fact_type"]
+    return gold
+
+
+def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: ValidityInputs,
+                 out: Path) -> dict[str, Any]:
+    """The validity experiment (module :mod:`countercase.perturb.validity`); rows written to
+    ``out/validity.csv``, cases that could not be used to ``out/validity_skipped.jsonl``."""
+    from countercase.evaluate.tuning import TIE_MARGIN
+    from countercase.index.facts import read_sheets
+    from countercase.ingest.run import read_documents
+    from countercase.perturb.cases import cited_precedents, corpus_cases, split
+    from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
+                                              case_rows,
+                                              choose_weight, fact_type_share, gold_agreement,
+                                              precedent_facts, summarise)
+
+    p = params.perturb
+    texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
+    sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
+    meta = pd.read_parquet(inputs.metadata, columns=["doc_id", "year", "act_sections"])
+    years = {d: (int(y) if y == y and y is not None else None)
+             for d, y in zip(meta["doc_id"], meta["year"])}
+    sections = {d: list(s) if s is not None else [] for d, s in
+                zip(meta["doc_id"], meta["act_sections"])}
+    cited = cited_precedents(inputs.groups)
+    gold = read_gold(inputs.gold)
+    tuning_ids, validity_ids = split(sorted(cited), params.seed, p.tuning_cases, p.corpus_cases)
+    tuning, skipped = corpus_cases(tuning_ids, texts, sheets, years, cited, p.case_chars)
+    cases, more = corpus_cases(validity_ids, texts, sheets, years, cited, p.case_chars)
+    gold_cases, gold_skipped = corpus_cases(sorted(gold), texts, sheets, years, cited,
+                                            p.case_chars)
+    text_params = params.retrieve.model_copy(update={
+        "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth, "fact_weight": 0.0})
+    search = CaseSearch(retriever.with_params(text_params), retriever.facts, p.validity_depth,
+                        params.retrieve.rrf_k)
+    weight = choose_weight(tuning, search, p.fact_weights, TIE_MARGIN)
+    weight["params_yaml_agrees"] = weight["chosen"] == p.fact_weight
+    if not weight["params_yaml_agrees"]:
+        log.warning("the tuning cases choose fact weight %s for the trees; params.yaml "
+                    "perturb.fact_weight is %s (copy the choice by hand)", weight["chosen"],
+                    p.fact_weight)
+    needed = {c for case in cases + gold_cases for c in case.cited}
+    precedents = {doc: precedent_facts(sheets[doc], sections.get(doc, ()))
+                  for doc in needed if doc in sheets}
+    rows = []
+    for name, group in (("validity", cases), ("gold", gold_cases)):
+        for case in tqdm(group, desc=f"{name} cases", unit="case"):
+            search.clear()
+            rows += [{"set": name, **row} for row in case_rows(
+                case, search, edges, p.per_type, weight["chosen"], precedents, p.k)]
+    table = pd.DataFrame(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "validity.csv", index=False)
+    with (out / "validity_skipped.jsonl").open("w", encoding="utf-8") as handle:
+        for row in skipped + more + gold_skipped:
+            handle.write(json.dumps(row) + "\n")
+    valid = table[table["set"] == "validity"]
+    conditions = {f"{g}/{c}": summarise(valid[(valid["granularity"] == g)
+                                             & (valid["construction"] == c)])
+                  for g in ("field", "span") for c in CONSTRUCTIONS}
+    primary = conditions[f"{p.granularity}/{PRIMARY_CONSTRUCTION}"]
+    gold_rows = table[(table["set"] == "gold") & (table["granularity"] == p.granularity)
+                      & (table["construction"] == PRIMARY_CONSTRUCTION)]
+    agreement = gold_agreement(gold_rows, gold, params.seed)
+    return {
+        "primary": f"{p.granularity}/{PRIMARY_CONSTRUCTION}",
+        "operative_mean": primary.get("operative_mean_paired"),
+        "placebo_mean": primary.get("placebo_mean_paired"),
+        "ratio": primary.get("ratio"), "p_value": primary.get("p_value"),
+        "cohens_d": primary.get("cohens_d"), "n_cases": primary["n_cases"],
+        "n_cases_sampled": len(cases), "n_cases_skipped": len(more),
+        "fact_type_share": fact_type_share(valid[(valid["granularity"] == p.granularity)
+                                                 & (valid["construction"] == PRIMARY_CONSTRUCTION)]),
+        "gold_spearman": agreement["spearman"], "gold": agreement,
+        "fact_weight": weight, "by_condition": conditions,
+    }

@@ -2,8 +2,9 @@
 pipeline run at every node.
 
 Construction is breadth-first from the root: a node's children are its rule perturbations
-(:mod:`countercase.perturb.rules`), the ``branching`` most plausible ones (rule plausibility
-below, until the LLM check lands), down to ``depth``. A child whose mean rank displacement
+(:mod:`countercase.perturb.rules`), ``branching`` of them, down to ``depth``: first the most
+plausible candidate of each fact type (so that every kind of fact the sheet states is
+explored), then the most plausible of the rest (rule plausibility below). A child whose mean rank displacement
 against its parent is under ``prune_below`` is kept but not expanded. :meth:`expand` grows one
 node on demand, :meth:`edit` attaches a hand-edited sheet as a child of any node. The whole tree
 serialises to JSON (``tree.schema.json`` beside this module) and loads back identically.
@@ -33,8 +34,8 @@ from countercase.perturb.query import structured_query, text_query
 from countercase.perturb.rules import Perturbation, apply, candidates, check
 
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
-# search(query text, k) -> ranked results, each a dict with at least "doc_id"
-Search = Callable[[str, int], list[dict[str, Any]]]
+# search(query text, the node's fact sheet, k) -> ranked results, each with at least "doc_id"
+Search = Callable[[str, FactSheet, int], list[dict[str, Any]]]
 
 
 class TreeError(CountercaseError, ValueError):
@@ -100,14 +101,25 @@ def plausibility(p: Perturbation, edge_weight: float | None = None) -> float:
     return 1.0
 
 
+def diverse(ranked: list[tuple[Perturbation, float]]) -> list[tuple[Perturbation, float]]:
+    """``ranked`` with the first candidate of each fact type moved to the front, in order."""
+    firsts, seen = [], set()
+    for i, (p, _) in enumerate(ranked):
+        if p.fact_type not in seen:
+            seen.add(p.fact_type)
+            firsts.append(i)
+    return [ranked[i] for i in firsts] + [r for i, r in enumerate(ranked) if i not in set(firsts)]
+
+
 class PerturbationTree:
     def __init__(self, root: FactSheet, search: Search, edges: pd.DataFrame, k: int = 10,
                  text: str | None = None, prune_below: float = 0.5,
-                 stable_below: int = 3, validator=None) -> None:
+                 stable_below: int = 3, validator=None, granularity: str = "span") -> None:
         self.search, self.edges, self.k = search, edges, k
         self.validator = validator  # countercase.perturb.validate.LlmValidator, or None
         self.checked = self.accepted = 0
         self.text = text
+        self.granularity = granularity
         self.construction = "text" if text else "structured"
         self.prune_below, self.stable_below = prune_below, stable_below
         self.root_sheet = root
@@ -119,12 +131,12 @@ class PerturbationTree:
 
     def _query(self, sheet: FactSheet) -> str:
         if self.text:
-            return text_query(sheet, self.root_sheet, self.text)
+            return text_query(sheet, self.root_sheet, self.text, self.granularity)
         return structured_query(sheet)
 
     def _add(self, sheet: FactSheet, parent: TreeNode | None, edge: EdgeModel | None) -> TreeNode:
         query = self._query(sheet)
-        results = self.search(query, self.k)
+        results = self.search(query, sheet, self.k)
         node_id = "n0" if parent is None else f"{parent.node_id}.{len(self._children[parent.node_id]) + 1}"
         diff = None
         if parent is not None:
@@ -150,7 +162,7 @@ class PerturbationTree:
                                   | ((self.edges["source"] == p.new) & (self.edges["target"] == p.old))]
                 weight = float(near["weight"].max())
             ranked.append((p, plausibility(p, weight)))
-        return sorted(ranked, key=lambda item: -item[1])  # stable: ties keep the rules' order
+        return diverse(sorted(ranked, key=lambda item: -item[1]))  # stable: ties keep rule order
 
     def expand(self, node_id: str, branching: int = 5) -> list[TreeNode]:
         """The children of ``node_id`` (computed once; a second call returns the same ones)."""
@@ -235,7 +247,7 @@ class PerturbationTree:
 
     def to_model(self, params: dict[str, Any] | None = None) -> TreeModel:
         return TreeModel(case_id=self.root_sheet.case_id, query_construction=self.construction,
-                         source_text=self.text, params=params or {"k": self.k},
+                         source_text=self.text, params=params or {"k": self.k, "granularity": self.granularity},
                          nodes=list(self.nodes.values()), sensitivity_scores=self.sensitivity())
 
     def to_json(self, params: dict[str, Any] | None = None) -> str:
@@ -249,6 +261,7 @@ class PerturbationTree:
         tree.search, tree.edges, tree.k = search, edges, int(model.params.get("k", 10))
         tree.validator, tree.checked, tree.accepted = None, 0, 0
         tree.text, tree.construction = model.source_text, model.query_construction
+        tree.granularity = str(model.params.get("granularity", "field"))
         tree.prune_below = float(model.params.get("prune_below", 0.5))
         tree.stable_below = int(model.params.get("stable_below", 3))
         tree.root_sheet = root.fact_sheet_state

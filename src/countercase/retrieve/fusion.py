@@ -47,3 +47,10 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[str]], k: int = 60,
     scores = {doc_id: math.fsum(parts) for doc_id, parts in terms.items()}
     return sorted(scores.items(),
                   key=lambda item: (-round(item[1], _TIE_DECIMALS), best_rank[item[0]], item[0]))
+
+
+def fuse_with_facts(text_ids: Sequence[str], fact_ids: Sequence[str], weight: float,
+                    k: int = 60) -> list[tuple[str, float]]:
+    """Judgments of the text retrievers fused with the fact channel's (weight 1 and ``weight``)."""
+    return reciprocal_rank_fusion({"text": list(text_ids), "facts": list(fact_ids)}, k=k,
+                                  weights={"text": 1.0, "facts": weight})

@@ -36,6 +36,7 @@ class IndexPaths:
     dense_dir: Path = layout.DENSE
     chunks: Path = layout.CHUNKS
     metadata: Path = layout.METADATA
+    fact_index: Path = layout.FACT_INDEX
 
     def chunk_table(self, task: str) -> Path:
         return self.chunks if task == "precedents" else self.index_dir / layout.STATUTE_CHUNKS.name
@@ -57,7 +58,9 @@ def load_chunk_table(task: str, paths: IndexPaths) -> pd.DataFrame:
 
 
 def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexPaths(),
-                   reranker=None) -> Retriever:
+                   reranker=None, facts: bool = False) -> Retriever:
+    """The ``task``'s retriever under ``params``; the fact index is opened when ``fact_weight``
+    is above 0 or ``facts`` asks for it (for configurations switched on later)."""
     if task not in layout.TASKS:
         raise ValueError(f"unknown task {task!r}: use one of {', '.join(layout.TASKS)}")
     from countercase.index.bm25 import Bm25Searcher
@@ -93,8 +96,14 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
             dense = DenseIndex.load(dense_dir)
             encoder = load_encoder(meta["encoder"])
             precision = meta.get("precision", "float32")
+    fact_searcher = None
+    if task == "precedents" and (params.fact_weight > 0 or facts):
+        from countercase.index.facts import FactSearcher
+
+        _need(paths.fact_index, "fact index (stage `index_facts`)")
+        fact_searcher = FactSearcher(paths.fact_index)
     return Retriever(chunks, params, bm25=bm25, dense=dense, encoder=encoder, reranker=reranker,
-                     task=task, precision=precision)
+                     task=task, precision=precision, facts=fact_searcher)
 
 
 def open_statute_search(params: RetrieveParams, paths: IndexPaths = IndexPaths()):

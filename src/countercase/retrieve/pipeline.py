@@ -4,6 +4,11 @@ pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter ->
 each stage switchable in :class:`~countercase.config.RetrieveParams`. Results come at two
 levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
 pooled by max: a judgment ranks where its best chunk ranks).
+
+With ``fact_weight`` above 0 (precedents), the judgments are then fused by weighted RRF with the
+fact channel's ranking (:mod:`countercase.index.facts`): the fact sheet given with the query, or
+the rule sheet read from the query text. A judgment only the fact channel finds stands with its
+first chunk.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from countercase.config import RetrieveParams
 from countercase.errors import CountercaseError
 from countercase.index.query_reduction import EmptyQueryError
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.fusion import reciprocal_rank_fusion
+from countercase.retrieve.fusion import fuse_with_facts, reciprocal_rank_fusion
 from countercase.retrieve.mmr import mmr
 from countercase.retrieve.rerank import blend, rerank
 
@@ -72,10 +77,11 @@ class Retriever:
 
     def __init__(self, chunks: pd.DataFrame, params: RetrieveParams, bm25=None, dense=None,
                  encoder=None, reranker=None, task: str = "precedents",
-                 precision: str = "float32") -> None:
+                 precision: str = "float32", facts=None) -> None:
         self.chunks = chunks.reset_index(drop=True)
         self.params = params
         self.bm25, self.dense, self.encoder, self.reranker = bm25, dense, encoder, reranker
+        self.facts = facts  # countercase.index.facts.FactSearcher, or None
         self.task = task
         self.precision = precision  # of the query embedding: the one the passages were embedded in
         self.row_of = {cid: i for i, cid in enumerate(self.chunks["chunk_id"])}
@@ -85,12 +91,16 @@ class Retriever:
             raise ValueError("use_dense is on but no dense index or encoder was given")
         if not (params.use_bm25 or params.use_dense):
             raise ValueError("at least one of use_bm25 and use_dense must be on")
+        if params.fact_weight > 0 and task == "precedents" and facts is None:
+            raise ValueError("fact_weight is above 0 but no fact index was given "
+                             "(stage `index_facts`)")
+        self._first_chunk: dict[str, int] | None = None
 
     def with_params(self, params: RetrieveParams) -> "Retriever":
         """The same indexes and chunk table under other switches (an ablation condition)."""
         return Retriever(self.chunks, params, bm25=self.bm25, dense=self.dense,
                          encoder=self.encoder, reranker=self.reranker, task=self.task,
-                         precision=self.precision)
+                         precision=self.precision, facts=self.facts)
 
     def _query_vector(self, query: str) -> np.ndarray:
         from countercase.index.encoders import embed
@@ -98,7 +108,9 @@ class Retriever:
         return embed(self.encoder, [query], show_progress=False, precision=self.precision)[0]
 
     def search(self, query: str, filters: SearchFilter | None = None,
-               k: int | None = None) -> RetrievalResult:
+               k: int | None = None, sheet=None) -> RetrievalResult:
+        """The top ``k`` chunks and judgments for ``query``; ``sheet`` (a
+        :class:`~countercase.factsheet.schema.FactSheet`) queries the fact channel, when on."""
         p = self.params
         k = k or p.k
         if not query or not query.strip():
@@ -171,20 +183,66 @@ class Retriever:
         t = time.perf_counter()
         hits = []
         for cid in ids:
-            row = {name: _plain(v) for name, v in self.chunks.iloc[self.row_of[cid]].items()}
+            row = self._row(self.row_of[cid])
             if not filters.post_ok(row):
                 continue
-            hits.append(Hit(
-                rank=len(hits) + 1, chunk_id=cid, doc_id=row["doc_id"], text=row["text"],
-                source_path=row["source_path"], page_number=int(row["page_number"]),
-                section_type=row["section_type"],
-                metadata={name: row.get(name) for name in CASE_FIELDS},
-                scores={stage: float(s[cid]) for stage, s in stage_scores.items() if cid in s}))
+            hits.append(self._hit(row, len(hits) + 1, {
+                stage: float(s[cid]) for stage, s in stage_scores.items() if cid in s}))
         documents, seen = [], set()
         for hit in hits:  # max pooling: the first (best) chunk of a judgment stands for it
             if hit.doc_id not in seen:
                 seen.add(hit.doc_id)
                 documents.append(Hit(**{**hit.to_dict(), "rank": len(documents) + 1}))
         timings["attribution"] = (time.perf_counter() - t) * 1000
+        if p.fact_weight > 0 and self.task == "precedents":
+            t = time.perf_counter()
+            documents = self._with_facts(documents, query, sheet, filters)
+            timings["facts"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RetrievalResult(query, hits[:k], documents[:k], prefilter, timings)
+
+    def _row(self, row_index: int) -> dict[str, Any]:
+        return {name: _plain(v) for name, v in self.chunks.iloc[row_index].items()}
+
+    def _hit(self, row: dict[str, Any], rank: int, scores: dict[str, float]) -> Hit:
+        return Hit(rank=rank, chunk_id=row["chunk_id"], doc_id=row["doc_id"], text=row["text"],
+                   source_path=row["source_path"], page_number=int(row["page_number"]),
+                   section_type=row["section_type"],
+                   metadata={name: row.get(name) for name in CASE_FIELDS}, scores=scores)
+
+    def _with_facts(self, documents: list[Hit], query: str, sheet,
+                    filters: SearchFilter) -> list[Hit]:
+        """``documents`` fused by weighted RRF with the fact channel's ranking."""
+        if sheet is None:
+            from countercase.factsheet.rules import extract_rules
+
+            sheet = extract_rules(query, "query", "query")
+        found = self.facts.search(sheet, self.params.fact_depth, year_to=filters.year_to)
+        if self._first_chunk is None:
+            self._first_chunk = {}
+            for i, doc_id in enumerate(self.chunks["doc_id"]):
+                self._first_chunk.setdefault(doc_id, i)
+        by_doc = {h.doc_id: h for h in documents}
+        fact_score = dict(found)
+        fact_ids = []
+        for doc_id, _ in found:
+            if doc_id in by_doc or doc_id not in self._first_chunk:
+                fact_ids.append(doc_id)
+                continue
+            row = self._first_chunk[doc_id]
+            if filters.has_indexed and not filters.indexed_mask(self.chunks.iloc[[row]])[0]:
+                continue
+            record = self._row(row)
+            if filters.post_ok(record):
+                by_doc[doc_id] = self._hit(record, 0, {})
+                fact_ids.append(doc_id)
+        fused = fuse_with_facts([h.doc_id for h in documents], fact_ids, self.params.fact_weight,
+                                self.params.rrf_k)
+        out = []
+        for rank, (doc_id, score) in enumerate(fused, start=1):
+            hit = by_doc[doc_id]
+            scores = {**hit.scores, "fused_facts": float(score)}
+            if doc_id in fact_score:
+                scores["facts"] = float(fact_score[doc_id])
+            out.append(Hit(**{**hit.to_dict(), "rank": rank, "scores": scores}))
+        return out

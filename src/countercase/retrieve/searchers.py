@@ -17,7 +17,7 @@ from countercase.retrieve.load import IndexPaths, open_retriever, statute_search
 
 class Searchers:
     def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths,
-                 dense: bool = True, rerank: bool = False) -> None:
+                 dense: bool = True, rerank: bool = False, facts: bool = False) -> None:
         self.task, self.paths = task, paths
         # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
         full = base.model_copy(update={"use_bm25": True, "use_dense": dense})
@@ -26,7 +26,8 @@ class Searchers:
             from countercase.retrieve.rerank import load_reranker
 
             reranker = load_reranker(base.rerank_model, base.rerank_backend)
-        self.precedents = open_retriever("precedents", full, paths, reranker=reranker) \
+        self.precedents = open_retriever("precedents", full, paths, reranker=reranker,
+                                         facts=facts) \
             if task == "precedents" or base.statute_bridge else None
         self.statutes = (open_retriever("statutes", full, paths, reranker=reranker)
                          if task == "statutes" else None)
