@@ -152,8 +152,19 @@ def evidence_perturbations(sheet: FactSheet) -> list[Perturbation]:
     return out
 
 
+def states_facts(sheet: FactSheet) -> bool:
+    """Whether the sheet states any fact at all (a section, a party type, evidence, a number)."""
+    facts = sheet.numerical_facts
+    return bool(sheet.sections_cited or sheet.evidence_items or facts.ages or facts.amounts
+                or facts.durations or {sheet.parties.petitioner.type,
+                                       sheet.parties.respondent.type} - {"Unknown"})
+
+
 def candidates(sheet: FactSheet, edges: pd.DataFrame, thresholds=None) -> list[Perturbation]:
-    """Every single-fact perturbation of ``sheet`` the rules allow, in a fixed order."""
+    """Every single-fact perturbation of ``sheet`` the rules allow, in a fixed order; none for
+    a sheet that states no fact (adding evidence to nothing is no counterfactual of a case)."""
+    if not states_facts(sheet):
+        return []
     thresholds = thresholds or load_thresholds()
     return (age_perturbations(sheet, thresholds) + amount_perturbations(sheet, thresholds)
             + duration_perturbations(sheet, thresholds) + section_perturbations(sheet, edges)

@@ -20,6 +20,7 @@ evidence item 0.5. Ties keep the rules' order.
 from __future__ import annotations
 
 import json
+import logging
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -33,6 +34,7 @@ from countercase.perturb.diff import diff_rankings
 from countercase.perturb.query import structured_query, text_query
 from countercase.perturb.rules import Perturbation, apply, candidates, check
 
+log = logging.getLogger(__name__)
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 # search(query text, the node's fact sheet, k) -> ranked results, each with at least "doc_id"
 Search = Callable[[str, FactSheet, int], list[dict[str, Any]]]
@@ -89,6 +91,7 @@ class TreeModel(_Model):
     params: dict[str, Any]
     nodes: list[TreeNode]
     sensitivity_scores: dict[str, float]
+    notes: list[str] = []  # why a tree is smaller than asked (a sheet with no facts to change)
 
 
 def plausibility(p: Perturbation, edge_weight: float | None = None) -> float:
@@ -123,6 +126,7 @@ class PerturbationTree:
         self.construction = "text" if text else "structured"
         self.prune_below, self.stable_below = prune_below, stable_below
         self.root_sheet = root
+        self.notes: list[str] = []
         self.nodes: dict[str, TreeNode] = {}
         self._children: dict[str, list[str]] = defaultdict(list)
         self._add(root, None, None)
@@ -170,7 +174,13 @@ class PerturbationTree:
         if node.expanded:
             return [self.nodes[c] for c in self._children[node_id]]
         added = 0
-        for p, score in self._ranked_candidates(node.fact_sheet_state):
+        ranked = self._ranked_candidates(node.fact_sheet_state)
+        if not ranked and node_id == "n0":
+            self.notes.append(f"{self.root_sheet.case_id}: the fact sheet states no fact a rule "
+                              "can change (no section, party type, evidence item or number): "
+                              "the tree is its root alone")
+            log.warning(self.notes[-1])
+        for p, score in ranked:
             if added == branching:
                 break
             changed = apply(node.fact_sheet_state, p)
@@ -248,7 +258,8 @@ class PerturbationTree:
     def to_model(self, params: dict[str, Any] | None = None) -> TreeModel:
         return TreeModel(case_id=self.root_sheet.case_id, query_construction=self.construction,
                          source_text=self.text, params=params or {"k": self.k, "granularity": self.granularity},
-                         nodes=list(self.nodes.values()), sensitivity_scores=self.sensitivity())
+                         nodes=list(self.nodes.values()), sensitivity_scores=self.sensitivity(),
+                         notes=self.notes)
 
     def to_json(self, params: dict[str, Any] | None = None) -> str:
         return self.to_model(params).model_dump_json(indent=1)
@@ -265,6 +276,7 @@ class PerturbationTree:
         tree.prune_below = float(model.params.get("prune_below", 0.5))
         tree.stable_below = int(model.params.get("stable_below", 3))
         tree.root_sheet = root.fact_sheet_state
+        tree.notes = list(model.notes)
         tree.nodes = {n.node_id: n for n in model.nodes}
         tree._children = defaultdict(list)
         for n in model.nodes:
