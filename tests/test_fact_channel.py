@@ -10,8 +10,8 @@ import pytest
 from countercase.extract.metadata import extract_metadata
 from countercase.extract.segment import segment
 from countercase.factsheet.rules import extract_rules
-from countercase.ingest.text import text_document
 from countercase.index.facts import FactSearcher, build_fact_index, fact_tokens
+from countercase.ingest.text import text_document
 from countercase.perturb.rules import apply, candidates, load_thresholds
 from countercase.retrieve.fusion import fuse_with_facts
 from countercase.thresholds import ThresholdError, in_days, sides
