@@ -3,17 +3,19 @@ rebased to their facts window, operative labels, and the gold agreement statisti
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
 from countercase.extract.segment import segment
 from countercase.factsheet.rules import extract_rules, find_ages
-from countercase.perturb.cases import window
+from countercase.perturb.cases import precedent_facts, window
+from countercase.perturb.operative import label
 from countercase.perturb.placebo import placebos
 from countercase.perturb.query import text_query
 from countercase.perturb.rules import Perturbation, apply
-from countercase.perturb.validity import (cited_displacement, gold_agreement, label,
-                                          precedent_facts)
+from countercase.perturb.validity import cited_displacement, gold_agreement
 from countercase.thresholds import crosses, load_thresholds
 
 TEXT = ("On 9 February 1961 the appellant, a tenant, aged about 17 years, was arrested. He was "
@@ -113,3 +115,17 @@ def test_a_sheet_with_no_facts_gives_a_root_alone_and_says_why():
         columns=["source", "target", "kind", "weight", "evidence"]), text="x").build(2, 3)
     assert len(tree.nodes) == 1 and len(calls) == 1
     assert "no fact a rule can change" in tree.to_model().notes[0]
+
+
+def test_a_bad_sheet_line_is_an_error_naming_the_file_and_line(sheet, tmp_path):
+    from countercase.factsheet.schema import FactSheetError
+    from countercase.factsheet.store import read_sheets
+
+    path = tmp_path / "judgments.jsonl"
+    bad = sheet.model_dump(mode="json") | {"sections_cited": "IPC-302"}
+    path.write_text(sheet.model_dump_json() + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(FactSheetError, match=r"judgments.jsonl:2: .*sections_cited"):
+        list(read_sheets(path))
+    path.write_text(sheet.model_dump_json() + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(FactSheetError, match="judgments.jsonl:2: not JSON"):
+        list(read_sheets(path))

@@ -106,8 +106,8 @@ class PerturbParams(_Section):
     branching: int = Field(5, gt=0)
     k: int = Field(10, gt=0)  # results per node compared between nodes
     prune_below: float = Field(0.5, ge=0)  # a child moving ranks less than this is not expanded
-    llm_check: bool = False  # the plan's LLM plausibility check (about 10 s a candidate)
-    llm_check_queries: int = Field(2, ge=0)  # trees built with the check on, for its acceptance
+    llm_check: bool = False  # the plan's LLM plausibility check (about 2.3 s a candidate)
+    benchmark_trees: int = Field(3, ge=0)  # queries whose whole (unpruned) tree is timed
     granularity: Literal["field", "span"] = "span"  # what a perturbation rewrites in the text
     # the validity experiment (countercase.perturb.validity) on corpus query cases
     tuning_cases: int = Field(100, ge=1)  # citing judgments the trees' fact weight is chosen on
@@ -147,6 +147,11 @@ class RerankerParams(_Section):
     threads: int = Field(2, gt=0)
 
 
+class LlmCheckParams(_Section):
+    cases: int = Field(100, ge=1)  # validity cases whose root candidates the LLM checks
+    label_sample: int = Field(50, ge=1)  # candidates drawn for hand labels (seeded, by type)
+
+
 class RerankLlmParams(_Section):
     """Stage rerank_llm (countercase.reranker.llm_run): the local LLM's P(yes) as a reranker."""
 
@@ -170,6 +175,7 @@ class Params(_Section):
     perturb: PerturbParams = PerturbParams()
     reranker: RerankerParams = RerankerParams()
     rerank_llm: RerankLlmParams = RerankLlmParams()
+    llm_check: LlmCheckParams = LlmCheckParams()
 
 
 class ConfigError(CountercaseError, ValueError):

@@ -24,6 +24,7 @@ NER_DATA = RAW / "ner" / "inlegalner_bio"
 RHETORICAL_ROLES = RAW / "rhetorical_roles"
 GOLD = Path("data/gold")  # hand-labelled gold sets, each with its labelling rules beside it
 DISPOSITIVE_GOLD = GOLD / "dispositive_facts.jsonl"
+PERTURBATION_LABELS = GOLD / "perturbation_labels.jsonl"  # hand labels of the LLM check's sample
 
 TASKS = ("precedents", "statutes")  # the two searches: each has its indexes, named after it
 
@@ -54,6 +55,8 @@ RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved cit
 EVALUATE = PROCESSED / "evaluate"
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
+VALIDITY_ROWS = TREES / "validity.csv"  # the validity experiment, one row per edge and condition
+LLM_CHECK = PROCESSED / "llm_check"
 
 # metrics (reproducible numbers) and timings (wall clock, kept apart)
 METRICS = Path("metrics")
@@ -90,6 +93,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
                  "metrics": (metrics("retrieval"), timing("evaluate"))},
     "regress": {"outs": (), "metrics": (metrics("regress"),)},
     "perturb": {"outs": (TREES,), "metrics": (metrics("counterfactual"), timing("perturb"))},
+    "llm_check": {"outs": (LLM_CHECK,), "metrics": (metrics("llm_check"), timing("llm_check"))},
     "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
     "paper": {"outs": (PAPER_HTML,), "metrics": ()},
 }

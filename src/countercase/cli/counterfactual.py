@@ -208,7 +208,8 @@ def perturb(
     import pandas as pd
 
     from countercase.datasets.aila import read_queries
-    from countercase.perturb.run import ValidityInputs, run_perturb, run_validity
+    from countercase.perturb.cases import ValidityInputs
+    from countercase.perturb.run import run_perturb, run_validity
     from countercase.retrieve.load import IndexPaths, open_retriever
 
     require(edges, "section adjacency map (stage `adjacency`)")
@@ -231,6 +232,64 @@ def perturb(
         write_json(metrics, report["summary"])
     if timing:
         write_json(timing, report["timing"])
+
+
+@app.command("llm-check")
+def llm_check(
+    edges: Path = typer.Option(layout.SECTION_EDGES),
+    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases)."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    metadata: Path = METADATA_OPTION,
+    groups: Path = typer.Option(layout.RERANKER_GROUPS,
+                                help="Resolved citations (stage train_reranker)."),
+    gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
+    validity: Path = typer.Option(layout.VALIDITY_ROWS, help="The validity rows (stage perturb)."),
+    labels: Path = typer.Option(layout.PERTURBATION_LABELS, help="Hand labels of the sample."),
+    out: Path = typer.Option(layout.LLM_CHECK),
+    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    sample_only: bool = typer.Option(False, help="Only write the sample to label (no LLM)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The LLM check on the root candidates of the corpus query cases: acceptance, whether it
+    separates the perturbations that matter, agreement with the hand-labelled sample."""
+    import time
+
+    import pandas as pd
+
+    from countercase.factsheet.llm import LlmUnavailableError
+    from countercase.perturb.llm_check import run_llm_check
+    from countercase.perturb.cases import ValidityInputs
+
+    needed = [(edges, "section adjacency map (stage `adjacency`)"),
+              (documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
+              (groups, "citation groups (stage `train_reranker`)"),
+              (gold, "gold dispositive facts")]
+    if not sample_only:
+        needed += [(validity, "validity rows (stage `perturb`)"),
+                   (labels, "hand labels of the sample")]
+    for path, what in needed:
+        require(path, what)
+    params = load_params(params_path)
+    started = time.perf_counter()
+    try:
+        report = run_llm_check(params, ValidityInputs(documents, sheets, metadata, groups, gold),
+                               pd.read_parquet(edges), validity, labels, out, sample_only)
+    except LlmUnavailableError as error:
+        raise UserError(f"the LLM check needs the local LLM (make llm): {error}") from None
+    seconds = time.perf_counter() - started
+    if sample_only:
+        log.info("%d candidates; the sample to label is in %s", report["n_candidates"],
+                 out / "label_sample.jsonl")
+        return
+    if metrics:
+        write_json(metrics, report)
+    if timing:
+        calls = report["model_calls"]
+        write_json(timing, {"seconds": round(seconds, 1), "model_calls": calls,
+                            "seconds_per_call": round(seconds / calls, 2) if calls else None})
+    log.info("acceptance %.3f over %d candidates of %d cases", report["acceptance_rate"],
+             report["n_candidates"], report["n_cases"])
 
 
 @app.command()

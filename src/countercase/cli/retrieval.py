@@ -59,16 +59,15 @@ def index_facts(
     """The fact channel: every judgment's fact sheet as legal-fact tokens in Lucene."""
     import pandas as pd
 
-    from countercase.index.facts import build_fact_index, read_sheets, statute_chapters
+    from countercase.extract.years import read_years
+    from countercase.factsheet.store import read_sheets
+    from countercase.index.facts import build_fact_index, statute_chapters
 
     for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (metadata, "metadata file"),
                        (statute_table, "statute table")):
         require(path, what)
     params = load_params(params_path)
-    years = pd.read_parquet(metadata, columns=["doc_id", "year"])
-    years = {d: (int(y) if y == y and y is not None else None)
-             for d, y in zip(years["doc_id"], years["year"])}
-    stats = build_fact_index(read_sheets(sheets), years,
+    stats = build_fact_index(read_sheets(sheets), read_years(metadata),
                              statute_chapters(pd.read_parquet(statute_table)), out,
                              params.index.threads)
     log.info("fact index of %d judgments -> %s", stats["judgments"], out)

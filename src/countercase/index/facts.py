@@ -26,13 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from countercase.factsheet.schema import FactSheet, validate_sheet
+from countercase.factsheet.schema import FactSheet
 from countercase.index.bm25 import Bm25Searcher, LuceneFilter, build_bm25_index
 from countercase.thresholds import in_days, load_thresholds, sides
 
 log = logging.getLogger(__name__)
 
 CHAPTERS_FILE = "chapters.json"
+LUCENE_DIR = "lucene"  # the Lucene index and its .meta.json, both inside the stage's output
 EMPTY_TOKEN = "fnone"
 _KIND = re.compile(r"f(sec|act|chap|pet|res|party|ev|age|amt|dur)")
 
@@ -79,13 +80,6 @@ def statute_chapters(statutes: pd.DataFrame) -> dict[str, str]:
     return {sid: str(ch) for sid, ch in zip(rows["section_id"], rows["chapter"]) if str(ch)}
 
 
-def read_sheets(path: Path) -> Iterable[FactSheet]:
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield validate_sheet(json.loads(line))
-
-
 def build_fact_index(sheets: Iterable[FactSheet], years: dict[str, int | None],
                      chapters: dict[str, str], out_dir: Path, threads: int = 2) -> dict:
     """Index every sheet's tokens (with its judgment's year, for leave-one-out searches);
@@ -101,7 +95,7 @@ def build_fact_index(sheets: Iterable[FactSheet], years: dict[str, int | None],
         records.append({"id": sheet.case_id, "doc_id": sheet.case_id,
                         "year": years.get(sheet.case_id),
                         "contents": " ".join(tokens) or EMPTY_TOKEN})
-    build_bm25_index(records, out_dir, threads=threads)
+    build_bm25_index(records, out_dir / LUCENE_DIR, threads=threads)
     (out_dir / CHAPTERS_FILE).write_text(json.dumps(chapters, indent=0, sort_keys=True) + "\n",
                                          encoding="utf-8")
     return {"judgments": len(records), "without_facts": empty,
@@ -113,7 +107,7 @@ class FactSearcher:
 
     def __init__(self, index_dir: Path | str) -> None:
         index_dir = Path(index_dir)
-        self.bm25 = Bm25Searcher(index_dir)
+        self.bm25 = Bm25Searcher(index_dir / LUCENE_DIR)
         self.chapters = json.loads((index_dir / CHAPTERS_FILE).read_text(encoding="utf-8"))
         self.thresholds = load_thresholds()
 

@@ -18,11 +18,42 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from countercase.config import Params
 from countercase.datasets.ids import natural_key
+from countercase.extract.years import read_years
 from countercase.factsheet.schema import FactSheet, Span
+from countercase.factsheet.store import read_sheets
+from countercase.errors import CountercaseError
+from countercase.ingest.run import read_documents
+from countercase.thresholds import in_days
+
+
+class CaseFileError(CountercaseError, ValueError):
+    """A citation-group or gold file line that cannot be read (the message names the line)."""
+
+
+def _records(path: Path, fields: tuple[str, ...]) -> list[dict]:
+    """The JSON objects of a JSON-lines file, each with ``fields``; errors name the line."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise CaseFileError(f"{path}:{number}: not JSON ({error.msg})") from None
+            missing = [f for f in fields if not isinstance(row, dict) or f not in row]
+            if missing:
+                raise CaseFileError(f"{path}:{number}: missing {', '.join(missing)}")
+            rows.append(row)
+    return rows
 
 
 @dataclass(frozen=True)
@@ -41,11 +72,9 @@ class QueryCase:
 def cited_precedents(groups: Path) -> dict[str, tuple[str, ...]]:
     """citing judgment -> the corpus judgments it cites (train_reranker's precedent groups)."""
     cited: dict[str, set[str]] = defaultdict(set)
-    with Path(groups).open(encoding="utf-8") as handle:
-        for line in handle:
-            group = json.loads(line)
-            if group["task"] == "precedents":
-                cited[group["query_doc"]].add(group["positive_doc"])
+    for group in _records(groups, ("task", "query_doc", "positive_doc")):
+        if group["task"] == "precedents":
+            cited[group["query_doc"]].add(group["positive_doc"])
     return {doc: tuple(sorted(found, key=natural_key)) for doc, found in cited.items()}
 
 
@@ -104,3 +133,71 @@ def corpus_cases(ids: list[str], texts: dict[str, str], sheets: dict[str, FactSh
             continue
         cases.append(QueryCase(case_id, text, sheet, years.get(case_id), cited.get(case_id, ())))
     return cases, skipped
+
+
+@dataclass(frozen=True)
+class Precedent:
+    sections: frozenset[str]
+    evidence: frozenset[str]
+    parties: tuple[str, str]  # petitioner, respondent types
+    numbers: dict  # kind -> values (durations in days)
+
+
+def precedent_facts(sheet: FactSheet, act_sections: Iterable[str] = ()) -> Precedent:
+    facts = sheet.numerical_facts
+    return Precedent(
+        frozenset(s.section_id for s in sheet.sections_cited) | frozenset(act_sections),
+        frozenset(e.evidence_type for e in sheet.evidence_items),
+        (sheet.parties.petitioner.type, sheet.parties.respondent.type),
+        {"ages": [a.years for a in facts.ages], "amounts": [a.value for a in facts.amounts],
+         "durations": [in_days(d.value, d.unit) for d in facts.durations]})
+
+
+@dataclass(frozen=True)
+class ValidityInputs:
+    documents: Path  # the ingest stage's texts
+    sheets: Path  # the factsheets stage's judgments.jsonl
+    metadata: Path  # the extract stage's metadata (years, sections cited)
+    groups: Path  # the train_reranker stage's groups.jsonl (resolved citations)
+    gold: Path  # data/gold/dispositive_facts.jsonl
+
+
+def read_gold(path: Path) -> dict[str, str]:
+    """case id -> the labelled dispositive fact type (data/gold/dispositive_facts.md)."""
+    return {row["case_id"]: row["fact_type"] for row in _records(path, ("case_id", "fact_type"))}
+
+
+@dataclass
+class CaseSets:
+    """The corpus query cases of one seed (module docstring)."""
+
+    tuning: list[QueryCase]  # the trees' fact weight is chosen on these
+    validity: list[QueryCase]  # validity is measured on these
+    gold: list[QueryCase]  # the gold dispositive-fact cases
+    gold_types: dict[str, str]  # case id -> labelled dispositive fact type
+    skipped: list[dict]  # cases that could not be used, and why (validity and gold)
+    n_validity_skipped: int
+    precedents: dict[str, Precedent]  # cited judgment -> its facts
+
+
+def load_cases(params: Params, inputs: ValidityInputs) -> CaseSets:
+    """The tuning, validity and gold cases of ``params.seed``, and their cited precedents."""
+    p = params.perturb
+    texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
+    sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
+    years = read_years(inputs.metadata)
+    meta = pd.read_parquet(inputs.metadata, columns=["doc_id", "act_sections"])
+    sections = {d: list(s) if s is not None else [] for d, s in
+                zip(meta["doc_id"], meta["act_sections"])}
+    cited = cited_precedents(inputs.groups)
+    gold = read_gold(inputs.gold)
+    tuning_ids, validity_ids = split(sorted(cited), params.seed, p.tuning_cases, p.corpus_cases)
+    tuning, skipped = corpus_cases(tuning_ids, texts, sheets, years, cited, p.case_chars)
+    cases, more = corpus_cases(validity_ids, texts, sheets, years, cited, p.case_chars)
+    gold_cases, gold_skipped = corpus_cases(sorted(gold), texts, sheets, years, cited,
+                                            p.case_chars)
+    needed = {c for case in cases + gold_cases for c in case.cited}
+    precedents = {doc: precedent_facts(sheets[doc], sections.get(doc, ()))
+                  for doc in needed if doc in sheets}
+    return CaseSets(tuning, cases, gold_cases, gold, skipped + more + gold_skipped, len(more),
+                    precedents)

@@ -5,8 +5,8 @@ The stage first runs the validity experiment on corpus query cases
 the tuning cases), then builds one tree per AILA query with that weight (depth and branching from
 ``params.yaml``), writes each as JSON, and summarises them in ``metrics/counterfactual.json``:
 nodes, edges, sensitivity per fact type, seconds per tree, the rule check's acceptance (every
-candidate passes: the rules only propose what they can justify), the LLM check's acceptance, which
-query construction retrieves better for the unperturbed queries (MAP on AILA_Q11..Q50), and the
+candidate passes: the rules only propose what they can justify; the LLM check is measured by its
+own stage, :mod:`countercase.perturb.llm_check`), which query construction retrieves better for the unperturbed queries (MAP on AILA_Q11..Q50), and the
 validity experiment under ``validity``.
 """
 
@@ -27,9 +27,10 @@ from countercase.config import Params, PerturbParams
 from countercase.datasets import load
 from countercase.experiment import Experiment, ranked
 from countercase.factsheet.rules import extract_rules
-from countercase.perturb.cases import QueryCase
+from countercase.perturb.cases import QueryCase, ValidityInputs, load_cases
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
+from countercase.perturb.validate import open_validator
 from countercase.retrieve.filters import SearchFilter
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
         started = time.perf_counter()
         tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
                                 text=text, prune_below=params.prune_below,
-                                validator=_validator() if params.llm_check else None,
+                                validator=open_validator() if params.llm_check else None,
                                 granularity=params.granularity)
         tree.build(params.depth, params.branching)
         seconds.append(time.perf_counter() - started)
@@ -99,66 +100,29 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
         "trees_with_fact_type": {t: len(v) for t, v in sorted(by_type.items())},
         "acceptance": {"rule_check": 1.0 if n_candidates else None},
     }
-    summary["acceptance"]["llm_check"] = llm_acceptance(queries, search, edges, params)
     if aila_dir is not None:
         summary["query_construction"] = compare_constructions(retriever, aila_dir)
     timing = {"seconds_per_tree_mean": round(sum(seconds) / max(1, len(seconds)), 2),
-              "seconds_per_tree_max": round(max(seconds, default=0.0), 2)}
+              "seconds_per_tree_max": round(max(seconds, default=0.0), 2),
+              "unpruned": unpruned_trees(queries, retriever, edges, params)}
     return {"summary": summary, "timing": timing}
 
 
-def _validator():
-    from countercase.factsheet.llm import LlmExtractor
-    from countercase.perturb.validate import LlmValidator
-
-    return LlmValidator(LlmExtractor())
-
-
-def llm_acceptance(queries: dict[str, str], search: Search, edges: pd.DataFrame,
-                   params: PerturbParams) -> dict[str, Any]:
-    """The LLM check's acceptance rate on the root perturbations of the first
-    ``llm_check_queries`` queries (the plan expects 60 to 80 percent)."""
-    from countercase.factsheet.llm import LlmUnavailableError
-
-    if params.llm_check_queries == 0:
-        return {"status": "not run (llm_check_queries is 0)"}
-    try:
-        validator = _validator()
-    except LlmUnavailableError as error:
-        return {"status": f"not run: {error}"}
-    checked = accepted = 0
-    started = time.perf_counter()
-    for qid, text in list(queries.items())[:params.llm_check_queries]:
-        tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
-                                text=text, validator=validator, granularity=params.granularity)
-        tree.expand("n0", params.branching)
-        checked, accepted = checked + tree.checked, accepted + tree.accepted
-    seconds = time.perf_counter() - started
-    return {"status": "run", "queries": params.llm_check_queries, "checked": checked,
-            "accepted": accepted, "rate": round(accepted / checked, 4) if checked else None,
-            # only model calls cost: checks answered from the cache have no cost to report
-            "seconds_per_check": (round(seconds / validator.calls, 2) if validator.calls
-                                  else None),
-            "model_calls": validator.calls, "answered_from_cache": checked - validator.calls}
-
-
-@dataclass(frozen=True)
-class ValidityInputs:
-    documents: Path  # the ingest stage's texts
-    sheets: Path  # the factsheets stage's judgments.jsonl
-    metadata: Path  # the extract stage's metadata (years, sections cited)
-    groups: Path  # the train_reranker stage's groups.jsonl (resolved citations)
-    gold: Path  # data/gold/dispositive_facts.jsonl
-
-
-def read_gold(path: Path) -> dict[str, str]:
-    """case id -> the labelled dispositive fact type (data/gold/dispositive_facts.md)."""
-    gold = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            gold[row["case_id"]] = row["fact_type"]
-    return gold
+def unpruned_trees(queries: dict[str, str], retriever, edges: pd.DataFrame,
+                   params: PerturbParams) -> list[dict[str, Any]]:
+    """The benchmark of a whole tree: the first ``benchmark_trees`` queries built without
+    pruning (depth 3, branching 5: up to 156 nodes), each with a search of its own (no results
+    cached from the trees above)."""
+    found = []
+    for qid, text in list(queries.items())[:params.benchmark_trees]:
+        started = time.perf_counter()
+        tree = PerturbationTree(extract_rules(text, qid, "query"), retriever_search(retriever),
+                                edges, params.k, text=text, prune_below=0.0,
+                                granularity=params.granularity)
+        tree.build(params.depth, params.branching)
+        found.append({"query": qid, "nodes": len(tree.nodes),
+                      "seconds": round(time.perf_counter() - started, 2)})
+    return found
 
 
 def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: ValidityInputs,
@@ -166,29 +130,13 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: Validit
     """The validity experiment (module :mod:`countercase.perturb.validity`); rows written to
     ``out/validity.csv``, cases that could not be used to ``out/validity_skipped.jsonl``."""
     from countercase.evaluate.tuning import TIE_MARGIN
-    from countercase.index.facts import read_sheets
-    from countercase.ingest.run import read_documents
-    from countercase.perturb.cases import cited_precedents, corpus_cases, split
     from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
-                                              case_rows,
-                                              choose_weight, fact_type_share, gold_agreement,
-                                              precedent_facts, summarise)
+                                              case_rows, choose_weight, fact_type_share,
+                                              gold_agreement, summarise)
 
     p = params.perturb
-    texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
-    sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
-    meta = pd.read_parquet(inputs.metadata, columns=["doc_id", "year", "act_sections"])
-    years = {d: (int(y) if y == y and y is not None else None)
-             for d, y in zip(meta["doc_id"], meta["year"])}
-    sections = {d: list(s) if s is not None else [] for d, s in
-                zip(meta["doc_id"], meta["act_sections"])}
-    cited = cited_precedents(inputs.groups)
-    gold = read_gold(inputs.gold)
-    tuning_ids, validity_ids = split(sorted(cited), params.seed, p.tuning_cases, p.corpus_cases)
-    tuning, skipped = corpus_cases(tuning_ids, texts, sheets, years, cited, p.case_chars)
-    cases, more = corpus_cases(validity_ids, texts, sheets, years, cited, p.case_chars)
-    gold_cases, gold_skipped = corpus_cases(sorted(gold), texts, sheets, years, cited,
-                                            p.case_chars)
+    sets = load_cases(params, inputs)
+    tuning, cases, gold_cases, gold = sets.tuning, sets.validity, sets.gold, sets.gold_types
     text_params = params.retrieve.model_copy(update={
         "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth, "fact_weight": 0.0})
     search = CaseSearch(retriever.with_params(text_params), retriever.facts, p.validity_depth,
@@ -199,9 +147,7 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: Validit
         log.warning("the tuning cases choose fact weight %s for the trees; params.yaml "
                     "perturb.fact_weight is %s (copy the choice by hand)", weight["chosen"],
                     p.fact_weight)
-    needed = {c for case in cases + gold_cases for c in case.cited}
-    precedents = {doc: precedent_facts(sheets[doc], sections.get(doc, ()))
-                  for doc in needed if doc in sheets}
+    precedents = sets.precedents
     rows = []
     for name, group in (("validity", cases), ("gold", gold_cases)):
         for case in tqdm(group, desc=f"{name} cases", unit="case"):
@@ -212,7 +158,7 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: Validit
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "validity.csv", index=False)
     with (out / "validity_skipped.jsonl").open("w", encoding="utf-8") as handle:
-        for row in skipped + more + gold_skipped:
+        for row in sets.skipped:
             handle.write(json.dumps(row) + "\n")
     valid = table[table["set"] == "validity"]
     conditions = {f"{g}/{c}": summarise(valid[(valid["granularity"] == g)
@@ -228,7 +174,7 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: Validit
         "placebo_mean": primary.get("placebo_mean_paired"),
         "ratio": primary.get("ratio"), "p_value": primary.get("p_value"),
         "cohens_d": primary.get("cohens_d"), "n_cases": primary["n_cases"],
-        "n_cases_sampled": len(cases), "n_cases_skipped": len(more),
+        "n_cases_sampled": len(cases), "n_cases_skipped": sets.n_validity_skipped,
         "fact_type_share": fact_type_share(valid[(valid["granularity"] == p.granularity)
                                                  & (valid["construction"] == PRIMARY_CONSTRUCTION)]),
         "gold_spearman": agreement["spearman"], "gold": agreement,

@@ -1,10 +1,14 @@
 """The plan's LLM check of a perturbation: plausible? operative? with a short reason, as JSON.
 
-Switchable (``params.yaml`` ``perturb.llm_check``) because of its cost: about 10 s a check with
-the local 1.5B model on 2 threads, against about 1 s for a whole tree without it. Answers are
-cached on disk by a hash of (original sheet, perturbed sheet, perturbation type), so a tree built
-again costs no model call. An answer that is not valid JSON counts as a rejection, with the
-reason kept.
+Switchable in the trees (``params.yaml`` ``perturb.llm_check``) because of its cost; measured on
+the root candidates of every corpus query case by the ``llm_check`` stage
+(:mod:`countercase.perturb.llm_check`). The prompt is the plan's (section 7, stage 3) with its
+parts ordered so that the model's prompt cache does the work: the instructions are a fixed
+system message, then the original facts (shared by every candidate of a case), then the altered
+facts and the change. The answer is constrained to a JSON schema, its reason to a few words
+(generation is what costs on 2 cores). Answers are cached on disk by a hash of (prompt version,
+original sheet, perturbed sheet, change), so a tree built again costs no model call. An answer
+that is not valid JSON counts as a rejection, with the reason kept.
 """
 
 from __future__ import annotations
@@ -17,18 +21,22 @@ import jsonschema
 
 from countercase.factsheet.schema import FactSheet
 
-PROMPT = (
-    "You are a legal expert. A case has the following original facts: {original}. A "
-    "counterfactual version has been generated with the following altered facts: {perturbed}. "
-    "The change: {change}. Answer two questions: (1) Is this counterfactual legally plausible: "
-    "could a case with these altered facts plausibly occur in Indian jurisprudence? (2) Does the "
-    "alteration change a legally operative fact, or is it a minor stylistic change that would "
-    "not affect legal reasoning? Respond with JSON: {{\"plausible\": true/false, \"operative\": "
-    "true/false, \"reasoning\": \"brief explanation\"}}.")
-ANSWER_SCHEMA = {"type": "object", "required": ["plausible", "operative"],
+SYSTEM = (
+    "You are a legal expert in Indian law. You are shown the original facts of a case and a "
+    "counterfactual version in which one fact was altered. Answer two questions: (1) Is this "
+    "counterfactual legally plausible: could a case with these altered facts plausibly occur "
+    "in Indian jurisprudence? (2) Does the alteration change a legally operative fact, or is "
+    "it a minor stylistic change that would not affect legal reasoning? Respond with JSON: "
+    "{\"plausible\": true/false, \"operative\": true/false, \"reasoning\": \"at most ten "
+    "words\"}.")
+USER = "Original facts: {original}\nAltered facts: {perturbed}\nThe change: {change}"
+ANSWER_SCHEMA = {"type": "object", "required": ["plausible", "operative", "reasoning"],
                  "properties": {"plausible": {"type": "boolean"},
                                 "operative": {"type": "boolean"},
-                                "reasoning": {"type": "string"}}}
+                                "reasoning": {"type": "string", "maxLength": 80}}}
+MAX_TOKENS = 64  # the grammar closes the answer well before (80 characters of reason)
+PROMPT_VERSION = hashlib.sha256(
+    f"{SYSTEM}\n{USER}\n{json.dumps(ANSWER_SCHEMA)}\n{MAX_TOKENS}".encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -37,9 +45,10 @@ class Verdict:
     plausible: bool | None
     operative: bool | None
     reasoning: str
+    valid: bool = True  # the answer parsed and matched the schema
 
 
-def _brief(sheet: FactSheet) -> str:
+def brief(sheet: FactSheet) -> str:
     """The sheet's facts without spans (the model needs the values, not the offsets)."""
     facts = sheet.numerical_facts
     return json.dumps({
@@ -48,6 +57,16 @@ def _brief(sheet: FactSheet) -> str:
         "evidence": [e.evidence_type for e in sheet.evidence_items],
         "ages": [a.years for a in facts.ages], "amounts": [a.value for a in facts.amounts],
         "durations": [f"{d.value:g} {d.unit}" for d in facts.durations]})
+
+
+def parse_verdict(raw: str) -> Verdict:
+    try:
+        answer = json.loads(raw)
+        jsonschema.validate(answer, ANSWER_SCHEMA)
+    except (json.JSONDecodeError, jsonschema.ValidationError) as error:
+        return Verdict(False, None, None, f"invalid answer: {str(error)[:120]}", valid=False)
+    return Verdict(answer["plausible"] and answer["operative"], answer["plausible"],
+                   answer["operative"], str(answer["reasoning"])[:300])
 
 
 class LlmValidator:
@@ -60,23 +79,26 @@ class LlmValidator:
 
     def check(self, original: FactSheet, perturbed: FactSheet, fact_type: str,
               change: str) -> Verdict:
-        before, after = _brief(original), _brief(perturbed)
-        key = hashlib.sha256(f"{before}\n{after}\n{fact_type}".encode()).hexdigest()
+        before, after = brief(original), brief(perturbed)
+        key = hashlib.sha256(
+            f"{PROMPT_VERSION}\n{before}\n{after}\n{fact_type}\n{change}".encode()).hexdigest()
         cached = self.cache / f"{key}.json"
         if cached.is_file():
-            raw = cached.read_text(encoding="utf-8")
-        else:
-            self.calls += 1
-            reply = self.llm.create_chat_completion(
-                messages=[{"role": "user", "content": PROMPT.format(
-                    original=before, perturbed=after, change=change)}],
-                temperature=0.0, max_tokens=120, response_format={"type": "json_object"})
-            raw = reply["choices"][0]["message"]["content"] or ""
-            cached.write_text(raw, encoding="utf-8")
-        try:
-            answer = json.loads(raw)
-            jsonschema.validate(answer, ANSWER_SCHEMA)
-        except (json.JSONDecodeError, jsonschema.ValidationError) as error:
-            return Verdict(False, None, None, f"invalid answer: {str(error)[:120]}")
-        return Verdict(answer["plausible"] and answer["operative"], answer["plausible"],
-                       answer["operative"], str(answer.get("reasoning", ""))[:300])
+            return parse_verdict(cached.read_text(encoding="utf-8"))
+        self.calls += 1
+        reply = self.llm.create_chat_completion(
+            messages=[{"role": "system", "content": SYSTEM},
+                      {"role": "user", "content": USER.format(original=before, perturbed=after,
+                                                              change=change)}],
+            temperature=0.0, max_tokens=MAX_TOKENS,
+            response_format={"type": "json_object", "schema": ANSWER_SCHEMA})
+        raw = reply["choices"][0]["message"]["content"] or ""
+        cached.write_text(raw, encoding="utf-8")
+        return parse_verdict(raw)
+
+
+def open_validator() -> LlmValidator:
+    """The validator over the fact sheets' local LLM (raises LlmUnavailableError without it)."""
+    from countercase.factsheet.llm import LlmExtractor
+
+    return LlmValidator(LlmExtractor())

@@ -42,19 +42,17 @@ from scipy import stats
 from tqdm import tqdm
 
 from countercase.factsheet.schema import FactSheet
-from countercase.perturb.cases import QueryCase
+from countercase.perturb.cases import Precedent, QueryCase
 from countercase.perturb.diff import diff_rankings
+from countercase.perturb.operative import FACT_TYPES, label, root_edges
 from countercase.perturb.placebo import placebos
 from countercase.perturb.query import GRANULARITIES, text_query
-from countercase.perturb.rules import Perturbation, apply, candidates, check
-from countercase.perturb.tree import diverse
+from countercase.perturb.rules import apply
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.fusion import fuse_with_facts
-from countercase.thresholds import crosses, in_days, load_thresholds
 
 log = logging.getLogger(__name__)
 
-FACT_TYPES = ("numerical", "section", "party", "evidence")
 CONSTRUCTIONS = ("text", "tuned", "equal")
 PRIMARY_CONSTRUCTION = "tuned"
 
@@ -100,62 +98,6 @@ class CaseSearch:
     def clear(self) -> None:
         self._text.clear()
         self._facts.clear()
-
-
-def root_edges(case: QueryCase, edges: pd.DataFrame, per_type: int) -> list[Perturbation]:
-    """The root's rule perturbations, up to ``per_type`` of each fact type, in tree order."""
-    from countercase.perturb.tree import plausibility
-
-    found = []
-    for p in candidates(case.sheet, edges):
-        check(p, edges)
-        found.append((p, plausibility(p)))
-    kept, count = [], defaultdict(int)
-    for p, _ in diverse(sorted(found, key=lambda item: -item[1])):
-        if count[p.fact_type] < per_type:
-            count[p.fact_type] += 1
-            kept.append(p)
-    return kept
-
-
-@dataclass(frozen=True)
-class Precedent:
-    sections: frozenset[str]
-    evidence: frozenset[str]
-    parties: tuple[str, str]  # petitioner, respondent types
-    numbers: dict  # kind -> values (durations in days)
-
-
-def precedent_facts(sheet: FactSheet, act_sections: Iterable[str] = ()) -> Precedent:
-    facts = sheet.numerical_facts
-    return Precedent(
-        frozenset(s.section_id for s in sheet.sections_cited) | frozenset(act_sections),
-        frozenset(e.evidence_type for e in sheet.evidence_items),
-        (sheet.parties.petitioner.type, sheet.parties.respondent.type),
-        {"ages": [a.years for a in facts.ages], "amounts": [a.value for a in facts.amounts],
-         "durations": [in_days(d.value, d.unit) for d in facts.durations]})
-
-
-def _number(kind: str, value) -> float:
-    return in_days(*value) if kind == "durations" else float(value)
-
-
-def label(p: Perturbation, cited: list[Precedent]) -> str:
-    """``operative`` or ``incidental`` (module docstring)."""
-    if p.fact_type == "section":
-        shared = any(p.old in c.sections for c in cited)
-    elif p.fact_type == "evidence":
-        shared = p.new is None and any(p.old in c.evidence for c in cited)
-    elif p.fact_type == "party":
-        side = 0 if p.path.endswith("petitioner") else 1
-        shared = any(c.parties[side] == p.old for c in cited)
-    else:
-        kind = p.path.split(".")[1]
-        old, new = _number(kind, p.old), _number(kind, p.new)
-        crossed = [t.value for t in load_thresholds()[kind] if crosses(old, new, t.value)]
-        shared = any((v >= b) == (old >= b) for c in cited for v in c.numbers[kind]
-                     for b in crossed)
-    return "operative" if shared else "incidental"
 
 
 def cited_displacement(parent: list[str], child: list[str], cited: Iterable[str],

@@ -1,0 +1,252 @@
+"""The LLM check, measured: its acceptance over the root candidates of the corpus query cases,
+whether it separates the perturbations that matter, and its agreement with hand labels.
+
+Candidates are the validity trees' root perturbations (:func:`countercase.perturb.operative.root_edges`, up to
+``perturb.per_type`` of each fact type) of the first ``llm_check.cases`` validity cases (the
+split is a seeded shuffle, so these are a seeded sample), each labelled as the validity
+experiment labels it (*operative* when it changes a fact shared with a cited precedent,
+*incidental* otherwise) and checked by :class:`validate.LlmValidator`. Reported:
+
+- the acceptance rate (plausible and operative), with a 95% bootstrap interval over cases, the
+  rates of each answer and of invalid answers, per fact type and per citation label;
+- whether the check separates: the cited precedents' displacement (the validity experiment's
+  primary condition) of accepted against rejected candidates (Mann-Whitney U), and the share of
+  citation-operative candidates among each;
+- agreement with a hand-labelled sample (``data/gold/perturbation_labels.jsonl``, rules in the
+  ``.md`` beside it): accuracy and Cohen's kappa of each answer. The sample is drawn before any
+  check is read (:func:`label_sample`), so the labels are blind to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from tqdm import tqdm
+
+from countercase.errors import CountercaseError
+from countercase.factsheet.schema import FactSheet
+from countercase.perturb.cases import Precedent, QueryCase
+from countercase.perturb.operative import FACT_TYPES, label, root_edges
+from countercase.perturb.rules import apply
+from countercase.perturb.validate import LlmValidator, brief
+
+log = logging.getLogger(__name__)
+
+KEY = ["case_id", "description"]  # a candidate: one change of one case
+ANSWERS = ("plausible", "operative", "accepted")
+
+
+class LabelFileError(CountercaseError, ValueError):
+    """A hand-label file that cannot be read (the message names the line)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    case_id: str
+    fact_type: str
+    description: str
+    label: str  # operative | incidental (cited precedents)
+    original: FactSheet
+    perturbed: FactSheet
+
+
+def root_candidates(cases: list[QueryCase], edges: pd.DataFrame, per_type: int,
+                    precedents: dict[str, Precedent]) -> list[Candidate]:
+    found = []
+    for case in cases:
+        cited = [precedents[c] for c in case.cited if c in precedents]
+        for p in root_edges(case, edges, per_type):
+            found.append(Candidate(case.case_id, p.fact_type, p.description, label(p, cited),
+                                   case.sheet, apply(case.sheet, p)))
+    return found
+
+
+def label_sample(candidates: list[Candidate], cases: dict[str, QueryCase], seed: int,
+                 n: int) -> list[dict[str, Any]]:
+    """``n`` candidates for hand labels, drawn round-robin over the fact types from a seeded
+    shuffle of each, with what a labeller reads: the case's facts and the change."""
+    by_type: dict[str, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        by_type[c.fact_type].append(c)
+    rng = random.Random(seed)
+    for items in by_type.values():
+        rng.shuffle(items)
+    drawn: list[Candidate] = []
+    while len(drawn) < n and any(by_type.values()):
+        for fact_type in FACT_TYPES:
+            if by_type[fact_type] and len(drawn) < n:
+                drawn.append(by_type[fact_type].pop(0))
+    return [{"case_id": c.case_id, "fact_type": c.fact_type, "description": c.description,
+             "original_facts": json.loads(brief(c.original)),
+             "altered_facts": json.loads(brief(c.perturbed)),
+             "case_text": cases[c.case_id].text} for c in drawn]
+
+
+def check_all(candidates: list[Candidate], validator: LlmValidator) -> pd.DataFrame:
+    rows = []
+    for c in tqdm(candidates, desc="LLM check", unit="candidate"):
+        verdict = validator.check(c.original, c.perturbed, c.fact_type, c.description)
+        rows.append({"case_id": c.case_id, "fact_type": c.fact_type,
+                     "description": c.description, "label": c.label,
+                     "plausible": verdict.plausible, "operative": verdict.operative,
+                     "accepted": verdict.accepted, "valid": verdict.valid,
+                     "reasoning": verdict.reasoning})
+    return pd.DataFrame(rows)
+
+
+def read_labels(path: Path) -> pd.DataFrame:
+    """The hand labels: one JSON object a line with case_id, description, annotator, and
+    boolean plausible and operative (rules in the ``.md`` beside the file)."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LabelFileError(f"{path}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise LabelFileError(f"{path}:{number}: not a JSON object")
+        missing = [k for k in KEY + ["annotator"] if not isinstance(row.get(k), str)]
+        missing += [k for k in ("plausible", "operative") if not isinstance(row.get(k), bool)]
+        if missing:
+            raise LabelFileError(f"{path}:{number}: missing or mistyped {', '.join(missing)}")
+        rows.append({k: row[k] for k in KEY + ["annotator", "plausible", "operative"]})
+    table = pd.DataFrame(rows, columns=KEY + ["annotator", "plausible", "operative"])
+    if table.duplicated(KEY + ["annotator"]).any():
+        raise LabelFileError(f"{path}: a perturbation labelled twice by the same annotator")
+    table["accepted"] = table["plausible"] & table["operative"]
+    return table
+
+
+def _rate(values: pd.Series) -> float | None:
+    return round(float(values.mean()), 4) if len(values) else None
+
+
+def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    observed = float(np.mean(a == b))
+    chance = float(a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean()))
+    return round((observed - chance) / (1 - chance), 4) if chance < 1 else None
+
+
+def _agree(a: pd.Series, b: pd.Series) -> dict[str, Any]:
+    a, b = a.fillna(False).astype(bool).to_numpy(), b.fillna(False).astype(bool).to_numpy()
+    if not len(a):
+        return {"accuracy": None, "kappa": None}
+    return {"accuracy": round(float(np.mean(a == b)), 4), "kappa": cohens_kappa(a, b),
+            "rates": [round(float(a.mean()), 4), round(float(b.mean()), 4)]}
+
+
+def agreement(checked: pd.DataFrame, labels: pd.DataFrame) -> dict[str, Any]:
+    """Accuracy and Cohen's kappa of each LLM answer against each annotator's labels, and
+    between the annotators (``rates``: the share of true of each side, annotator first); an
+    invalid LLM answer counts as false (it rejects)."""
+    out: dict[str, Any] = {"n_labelled": int(labels[KEY].drop_duplicates().shape[0]),
+                           "annotators": sorted(labels["annotator"].unique().tolist())}
+    for annotator in out["annotators"]:
+        both = labels[labels["annotator"] == annotator].merge(checked, on=KEY,
+                                                             suffixes=("_human", "_llm"))
+        out[f"llm_vs_{annotator}"] = {
+            "n_matched": int(len(both)), "n_invalid_llm_answers": int((~both["valid"]).sum()),
+            **{answer: _agree(both[f"{answer}_human"], both[f"{answer}_llm"])
+               for answer in ANSWERS}}
+    if len(out["annotators"]) == 2:
+        first, second = (labels[labels["annotator"] == a] for a in out["annotators"])
+        both = first.merge(second, on=KEY, suffixes=("_1", "_2"))
+        out["between_annotators"] = {
+            "n_matched": int(len(both)),
+            **{answer: _agree(both[f"{answer}_1"], both[f"{answer}_2"]) for answer in ANSWERS}}
+    return out
+
+
+def _bootstrap_rate(checked: pd.DataFrame, seed: int, resamples: int = 1000) -> list[float]:
+    per_case = checked.groupby("case_id")["accepted"].agg(["sum", "count"])
+    sums, counts = per_case["sum"].to_numpy(float), per_case["count"].to_numpy(float)
+    rng = np.random.default_rng(seed)
+    rates = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(per_case), len(per_case))
+        rates.append(sums[pick].sum() / counts[pick].sum())
+    return [round(float(np.percentile(rates, 2.5)), 4), round(float(np.percentile(rates, 97.5)), 4)]
+
+
+def separation(checked: pd.DataFrame, displacement: pd.DataFrame) -> dict[str, Any]:
+    """Accepted against rejected candidates: their cited precedents' displacement and share of
+    citation-operative changes."""
+    joined = checked.merge(displacement, on=KEY, how="inner").dropna(
+        subset=["cited_displacement"])
+    out: dict[str, Any] = {"n_joined": int(len(joined))}
+    for name, part in (("accepted", joined[joined["accepted"]]),
+                       ("rejected", joined[~joined["accepted"]])):
+        out[name] = {"n": int(len(part)),
+                     "cited_displacement_mean": (round(float(part["cited_displacement"].mean()), 4)
+                                                 if len(part) else None),
+                     "operative_share": _rate(part["label"] == "operative")}
+    acc, rej = joined.loc[joined["accepted"], "cited_displacement"], joined.loc[
+        ~joined["accepted"], "cited_displacement"]
+    out["mann_whitney_p"] = (float(f"{stats.mannwhitneyu(acc, rej).pvalue:.3g}")
+                             if len(acc) and len(rej) else None)
+    return out
+
+
+def summarise(checked: pd.DataFrame, seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "n_cases": int(checked["case_id"].nunique()), "n_candidates": int(len(checked)),
+        "acceptance_rate": _rate(checked["accepted"]),
+        "acceptance_ci95": _bootstrap_rate(checked, seed) if len(checked) else None,
+        "plausible_rate": _rate(checked["plausible"].fillna(False)),
+        "operative_rate": _rate(checked["operative"].fillna(False)),
+        "invalid_answer_rate": _rate(~checked["valid"])}
+    for column in ("fact_type", "label"):
+        out[f"acceptance_by_{column}"] = {
+            str(k): {"rate": _rate(g["accepted"]), "n": int(len(g))}
+            for k, g in checked.groupby(column)}
+    return out
+
+
+def read_displacement(validity_csv: Path, granularity: str, construction: str) -> pd.DataFrame:
+    """The validity experiment's rows for one condition (set ``validity``)."""
+    rows = pd.read_csv(validity_csv)
+    rows = rows[(rows["set"] == "validity") & (rows["granularity"] == granularity)
+                & (rows["construction"] == construction) & (rows["label"] != "placebo")]
+    return rows[KEY + ["cited_displacement"]].drop_duplicates(KEY)
+
+
+def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labels: Path,
+                  out: Path, sample_only: bool = False) -> dict[str, Any]:
+    """The ``llm_check`` stage. Writes ``out/label_sample.jsonl`` (what the hand labels label)
+    and, unless ``sample_only``, ``out/checks.csv`` (every verdict); returns the metrics."""
+    from countercase.perturb.cases import load_cases
+    from countercase.perturb.validate import open_validator
+    from countercase.perturb.validity import PRIMARY_CONSTRUCTION
+
+    sets = load_cases(params, inputs)
+    cases = sets.validity[:params.llm_check.cases]
+    candidates = root_candidates(cases, edges, params.perturb.per_type, sets.precedents)
+    out.mkdir(parents=True, exist_ok=True)
+    sample = label_sample(candidates, {c.case_id: c for c in cases}, params.seed,
+                          params.llm_check.label_sample)
+    with (out / "label_sample.jsonl").open("w", encoding="utf-8") as handle:
+        for row in sample:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if sample_only:
+        return {"n_candidates": len(candidates), "label_sample": len(sample)}
+    validator = open_validator()
+    checked = check_all(candidates, validator)
+    checked.to_csv(out / "checks.csv", index=False)
+    report = summarise(checked, params.seed)
+    report["model_calls"] = validator.calls
+    report["separation"] = separation(checked, read_displacement(
+        validity_rows, params.perturb.granularity, PRIMARY_CONSTRUCTION))
+    report["agreement"] = agreement(checked, read_labels(labels))
+    return report
