@@ -100,17 +100,19 @@ def test_kappa_is_one_for_agreement_and_zero_at_chance():
 def _checked(rows):
     return pd.DataFrame([{"case_id": c, "description": d, "fact_type": "party", "label": lab,
                           "plausible": p, "operative": o, "accepted": bool(p and o),
-                          "valid": p is not None, "reasoning": ""}
+                          "valid": p is not None,
+                          "reasoning": "it does not change the facts" if d == "c" else ""}
                          for c, d, lab, p, o in rows])
 
 
 def test_agreement_counts_an_invalid_answer_as_a_rejection():
-    checked = _checked([("C1", "a", "operative", True, True), ("C1", "b", "incidental", None, None)])
+    checked = _checked([("C1", "a", "operative", True, True), ("C1", "b", "incidental", None, None),
+                        ("C1", "a", "operative", True, True)])  # "a" again: another mention
     labels = pd.DataFrame([{"case_id": "C1", "description": d, "annotator": who,
                             "plausible": True, "operative": True, "accepted": True}
                            for d in "ab" for who in "AB"])
     found = agreement(checked, labels)
-    assert found["llm_vs_A"]["n_invalid_llm_answers"] == 1
+    assert found["llm_vs_A"]["n_matched"] == 2 and found["llm_vs_A"]["n_invalid_llm_answers"] == 1
     assert found["llm_vs_A"]["accepted"]["accuracy"] == 0.5
     assert found["between_annotators"]["accepted"]["accuracy"] == 1.0
 
@@ -125,5 +127,6 @@ def test_separation_and_summary_of_accepted_against_rejected():
     assert found["rejected"]["cited_displacement_mean"] == 0.5
     summary = summarise(checked, seed=1)
     assert summary["acceptance_rate"] == 0.5 and summary["n_cases"] == 2
+    assert summary["operative_but_reason_denies"] == round(1 / 3, 4)  # "c" of a, c, d
     assert summary["acceptance_ci95"][0] <= 0.5 <= summary["acceptance_ci95"][1]
     assert summary["acceptance_by_label"]["operative"]["rate"] == 1.0

@@ -42,6 +42,8 @@ from countercase.perturb.validate import LlmValidator, brief
 log = logging.getLogger(__name__)
 
 KEY = ["case_id", "description"]  # a candidate: one change of one case
+# a reason that says the change does not matter (the pattern was written after reading answers)
+DENIES = r"does not (?:change|alter|affect)|not change|minor stylistic|would not"
 ANSWERS = ("plausible", "operative", "accepted")
 
 
@@ -153,6 +155,9 @@ def agreement(checked: pd.DataFrame, labels: pd.DataFrame) -> dict[str, Any]:
     invalid LLM answer counts as false (it rejects)."""
     out: dict[str, Any] = {"n_labelled": int(labels[KEY].drop_duplicates().shape[0]),
                            "annotators": sorted(labels["annotator"].unique().tolist())}
+    # a case can have two candidates with one description (the same value changed at another
+    # mention); a label names the change, so the first candidate's answer stands for it
+    checked = checked.drop_duplicates(KEY)
     for annotator in out["annotators"]:
         both = labels[labels["annotator"] == annotator].merge(checked, on=KEY,
                                                              suffixes=("_human", "_llm"))
@@ -206,7 +211,11 @@ def summarise(checked: pd.DataFrame, seed: int) -> dict[str, Any]:
         "acceptance_ci95": _bootstrap_rate(checked, seed) if len(checked) else None,
         "plausible_rate": _rate(checked["plausible"].fillna(False)),
         "operative_rate": _rate(checked["operative"].fillna(False)),
-        "invalid_answer_rate": _rate(~checked["valid"])}
+        "invalid_answer_rate": _rate(~checked["valid"]),
+        # answers whose own reason contradicts "operative: true"
+        "operative_but_reason_denies": _rate(
+            checked["reasoning"].fillna("").str.contains(DENIES, case=False, regex=True)
+            [checked["operative"].fillna(False).astype(bool)])}
     for column in ("fact_type", "label"):
         out[f"acceptance_by_{column}"] = {
             str(k): {"rate": _rate(g["accepted"]), "n": int(len(g))}
