@@ -63,7 +63,7 @@ def test_the_committed_labels_are_two_blind_annotators_on_the_same_items():
 @pytest.mark.parametrize("line, message", [
     ("{not json", "2: not JSON"),
     ('{"case_id": "C1", "description": "d", "annotator": "A", "plausible": "yes", '
-     '"operative": true}', "2: missing or mistyped plausible"),
+     '"operative": true}', "2: mistyped plausible"),
     ("[1, 2]", "2: not a JSON object"),
 ])
 def test_a_bad_label_line_is_an_error_naming_it(tmp_path, line, message):

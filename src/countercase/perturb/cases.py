@@ -38,8 +38,10 @@ class CaseFileError(CountercaseError, ValueError):
     """A citation-group or gold file line that cannot be read (the message names the line)."""
 
 
-def _records(path: Path, fields: tuple[str, ...]) -> list[dict]:
-    """The JSON objects of a JSON-lines file, each with ``fields``; errors name the line."""
+def json_lines(path: Path, fields: tuple[str, ...],
+               error: type[Exception] = CaseFileError) -> list[dict]:
+    """The JSON objects of a JSON-lines file, each with ``fields``; a line that is not one
+    raises ``error`` naming the file and line."""
     rows = []
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -47,12 +49,14 @@ def _records(path: Path, fields: tuple[str, ...]) -> list[dict]:
                 continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise CaseFileError(f"{path}:{number}: not JSON ({error.msg})") from None
-            missing = [f for f in fields if not isinstance(row, dict) or f not in row]
+            except json.JSONDecodeError as problem:
+                raise error(f"{path}:{number}: not JSON ({problem.msg})") from None
+            if not isinstance(row, dict):
+                raise error(f"{path}:{number}: not a JSON object")
+            missing = [f for f in fields if f not in row]
             if missing:
-                raise CaseFileError(f"{path}:{number}: missing {', '.join(missing)}")
-            rows.append(row)
+                raise error(f"{path}:{number}: missing {', '.join(missing)}")
+            rows.append({**row, "_line": number})
     return rows
 
 
@@ -72,7 +76,7 @@ class QueryCase:
 def cited_precedents(groups: Path) -> dict[str, tuple[str, ...]]:
     """citing judgment -> the corpus judgments it cites (train_reranker's precedent groups)."""
     cited: dict[str, set[str]] = defaultdict(set)
-    for group in _records(groups, ("task", "query_doc", "positive_doc")):
+    for group in json_lines(groups, ("task", "query_doc", "positive_doc")):
         if group["task"] == "precedents":
             cited[group["query_doc"]].add(group["positive_doc"])
     return {doc: tuple(sorted(found, key=natural_key)) for doc, found in cited.items()}
@@ -164,7 +168,7 @@ class ValidityInputs:
 
 def read_gold(path: Path) -> dict[str, str]:
     """case id -> the labelled dispositive fact type (data/gold/dispositive_facts.md)."""
-    return {row["case_id"]: row["fact_type"] for row in _records(path, ("case_id", "fact_type"))}
+    return {row["case_id"]: row["fact_type"] for row in json_lines(path, ("case_id", "fact_type"))}
 
 
 @dataclass

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from countercase.errors import CountercaseError
 from countercase.factsheet.schema import FactSheet
-from countercase.perturb.cases import Precedent, QueryCase
+from countercase.perturb.cases import Precedent, QueryCase, json_lines
 from countercase.perturb.operative import FACT_TYPES, label, root_edges
 from countercase.perturb.rules import apply
 from countercase.perturb.validate import LlmValidator, brief
@@ -108,22 +108,14 @@ def check_all(candidates: list[Candidate], validator: LlmValidator) -> pd.DataFr
 def read_labels(path: Path) -> pd.DataFrame:
     """The hand labels: one JSON object a line with case_id, description, annotator, and
     boolean plausible and operative (rules in the ``.md`` beside the file)."""
-    rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise LabelFileError(f"{path}:{number}: not JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise LabelFileError(f"{path}:{number}: not a JSON object")
-        missing = [k for k in KEY + ["annotator"] if not isinstance(row.get(k), str)]
-        missing += [k for k in ("plausible", "operative") if not isinstance(row.get(k), bool)]
-        if missing:
-            raise LabelFileError(f"{path}:{number}: missing or mistyped {', '.join(missing)}")
-        rows.append({k: row[k] for k in KEY + ["annotator", "plausible", "operative"]})
-    table = pd.DataFrame(rows, columns=KEY + ["annotator", "plausible", "operative"])
+    fields = tuple(KEY) + ("annotator", "plausible", "operative")
+    rows = json_lines(path, fields, LabelFileError)
+    for row in rows:
+        mistyped = [k for k in fields[:3] if not isinstance(row[k], str)]
+        mistyped += [k for k in fields[3:] if not isinstance(row[k], bool)]
+        if mistyped:
+            raise LabelFileError(f"{path}:{row['_line']}: mistyped {', '.join(mistyped)}")
+    table = pd.DataFrame([{k: row[k] for k in fields} for row in rows], columns=list(fields))
     if table.duplicated(KEY + ["annotator"]).any():
         raise LabelFileError(f"{path}: a perturbation labelled twice by the same annotator")
     table["accepted"] = table["plausible"] & table["operative"]
