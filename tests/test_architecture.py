@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datasets",
         "thresholds"}
 LAYERS = ["ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
-          "evaluate", "perturb"]
+          "evaluate", "perturb", "explain"]
 TOP = {"cli", "paper"}
 
 

@@ -57,6 +57,7 @@ RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
 VALIDITY_ROWS = TREES / "validity.csv"  # the validity experiment, one row per edge and condition
 LLM_CHECK = PROCESSED / "llm_check"
+EXPLANATIONS = PROCESSED / "explanations"  # every tree with its explanations, JSON and Markdown
 
 # metrics (reproducible numbers) and timings (wall clock, kept apart)
 METRICS = Path("metrics")
@@ -94,6 +95,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "regress": {"outs": (), "metrics": (metrics("regress"),)},
     "perturb": {"outs": (TREES,), "metrics": (metrics("counterfactual"), timing("perturb"))},
     "llm_check": {"outs": (LLM_CHECK,), "metrics": (metrics("llm_check"), timing("llm_check"))},
+    "explain": {"outs": (EXPLANATIONS,), "metrics": (metrics("explanations"), timing("explain"))},
+    "topology": {"outs": (), "metrics": (metrics("topology"),)},
     "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
     "paper": {"outs": (PAPER_HTML,), "metrics": ()},
 }

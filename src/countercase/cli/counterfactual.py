@@ -293,6 +293,61 @@ def llm_check(
 
 
 @app.command()
+def explain(
+    trees: Path = typer.Option(layout.TREES, help="The trees (stage perturb)."),
+    tree_file: Optional[Path] = typer.Option(None, "--tree", help="Explain this one tree."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    chunks: Path = CHUNKS_OPTION,
+    out: Path = typer.Option(layout.EXPLANATIONS,
+                             help="A folder (every tree) or, with --tree, a Markdown file."),
+    metrics: Optional[Path] = typer.Option(None, help="Write faithfulness here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+) -> None:
+    """Grounded explanations of every result and edge of the trees, each sentence re-verified
+    against its sources; with --tree, one tree's Markdown report."""
+    from countercase.explain.run import open_explainer, run_explain
+
+    for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (chunks, "chunks")):
+        require(path, what)
+    if tree_file is not None:
+        require(tree_file, "tree JSON")
+    else:
+        require(trees, "trees (stage `perturb`)")
+    report = run_explain(trees, open_explainer(sheets, chunks), out, tree_file)
+    seconds = {"ms_per_node": report.pop("ms_per_node")}
+    if metrics:
+        write_json(metrics, report)
+    if timing:
+        write_json(timing, seconds)
+    log.info("%d sentences over %d nodes: faithfulness %s", report["sentences"], report["nodes"],
+             report["faithfulness"])
+
+
+@app.command()
+def topology(
+    trees: Path = typer.Option(layout.TREES, help="The trees (stage perturb)."),
+    groups: Path = typer.Option(layout.RERANKER_GROUPS,
+                                help="Resolved citations (stage train_reranker): in-degree."),
+    metadata: Path = METADATA_OPTION,
+    out: Path = typer.Option(layout.metrics("topology"), help="The metrics (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Tree shapes and precedent robustness, against citation in-degree and bench size."""
+    from countercase.explain.topology import run_topology
+
+    for path, what in ((trees, "trees (stage `perturb`)"),
+                       (groups, "citation groups (stage `train_reranker`)"),
+                       (metadata, "metadata file")):
+        require(path, what)
+    report = run_topology(trees, groups, metadata, load_params(params_path).seed)
+    write_json(out, report)
+    found = report["robustness_vs_indegree"]
+    log.info("%d trees, %d precedents; robustness vs in-degree: Spearman %s (CI %s, n %d)",
+             report["trees"]["n"], report["precedents"]["n"], found["spearman"], found["ci"],
+             found["n"])
+
+
+@app.command()
 def tree(
     query: Optional[str] = typer.Option(None, help="An AILA query id (AILA_Q12)."),
     text: Optional[str] = typer.Option(None, help="Case text to read the fact sheet from."),
@@ -300,6 +355,10 @@ def tree(
     depth: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.depth."),
     branching: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.branching."),
     out: Path = typer.Option(Path("tree.json")),
+    markdown: Optional[Path] = typer.Option(
+        None, help="Also explain the tree (JSON with explanations) and write its Markdown here."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS,
+                                help="The judgments' fact sheets (for --markdown)."),
     queries: Path = typer.Option(layout.AILA_QUERIES),
     edges: Path = typer.Option(layout.SECTION_EDGES),
     index_dir: Path = INDEX_DIR_OPTION,
@@ -341,6 +400,14 @@ def tree(
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
                              params.perturb.k, text=text, prune_below=params.perturb.prune_below,
                              granularity=params.perturb.granularity).build(depth, branching)
-    out.write_text(built.to_json({**params.perturb.model_dump(), "depth": depth,
-                                  "branching": branching}), encoding="utf-8")
+    model = built.to_model({**params.perturb.model_dump(), "depth": depth,
+                            "branching": branching})
+    if markdown is not None:
+        from countercase.explain.markdown import tree_markdown
+        from countercase.explain.run import open_explainer
+
+        require(sheets, "fact sheets (stage `factsheets`)")
+        model, _ = open_explainer(sheets, chunks).explain(model)
+        markdown.write_text(tree_markdown(model), encoding="utf-8")
+    out.write_text(model.model_dump_json(indent=1), encoding="utf-8")
     log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)

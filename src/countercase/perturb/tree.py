@@ -79,7 +79,10 @@ class TreeNode(_Model):
     retrieval_results: list[dict[str, Any]]
     diff_vs_parent: Optional[DiffModel] = None
     sensitivity_scores: dict[str, float] = {}  # over the edges to this node's children
-    explanations: dict[str, str] = {}  # reserved for the explanation engine
+    # filled by the explanation engine (countercase.explain): each result's sentences, keyed by
+    # chunk id, and the edge's counterfactual summary; each sentence with the claims it rests on
+    explanations: dict[str, list[dict[str, Any]]] = {}
+    counterfactual_summary: list[dict[str, Any]] = []
     expanded: bool = False
     pruned: bool = False
 

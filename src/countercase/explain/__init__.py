@@ -1,0 +1,1 @@
+"""Grounded explanations of retrieval results and perturbation edges (plan section 8)."""

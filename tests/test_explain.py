@@ -1,0 +1,212 @@
+"""Explanations on real judgments: every sentence's claims hold against their sources, a planted
+false claim is caught, and nothing shared gives 'overall similarity', never a made-up reason."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from countercase.explain.claims import Claim, Sources, section_words, verify
+from countercase.explain.edges import explain_edge
+from countercase.explain.results import explain_result
+from countercase.extract.segment import segment
+from countercase.factsheet.rules import extract_rules
+
+IDS = ["C1000", "C1002", "C1011", "C1024", "C1033"]
+
+
+@pytest.fixture(scope="module")
+def corpus(aila_files):
+    texts = aila_files.casedocs(IDS)
+    return texts, {d: extract_rules(t, d, "judgment", segment(t)) for d, t in texts.items()}
+
+
+def weight(term: str) -> float:  # a stand-in IDF: longer words weigh more
+    return float(len(term))
+
+
+def _sources(sheets, chunks=None, **more):
+    return Sources(sheets=dict(sheets), chunks=chunks or {}, **more)
+
+
+def test_a_result_sharing_sections_and_evidence_is_explained_by_them(corpus):
+    texts, sheets = corpus
+    query, chunk = sheets["C1024"], texts["C1000"][:2000]
+    found = explain_result(query, texts["C1024"][:3000], "C1000", "C1000_0", chunk,
+                           sheets["C1000"], {}, weight)
+    assert [s.template for s in found] == ["shared_facts", "key_terms"]
+    assert section_words("IPC-302") in found[0].text and "EyeWitness" in found[0].text
+    sources = _sources({"query": query, "C1000": sheets["C1000"]},
+                       {"C1000_0": chunk, "query": texts["C1024"][:3000]})
+    assert all(verify(s, sources) == [] for s in found)
+    for claim in found[1].claims:
+        if claim.source == "C1000_0":
+            assert chunk[claim.start:claim.end].lower() == claim.value
+
+
+def test_numbers_on_the_same_side_of_a_boundary_are_shared_facts(corpus):
+    texts, sheets = corpus
+    found = explain_result(sheets["C1011"], "", "C1033", "c", "", sheets["C1033"], {}, weight)
+    assert "an age" in found[0].text
+    sides = [c for c in found[0].claims if c.kind == "number_side"]
+    assert sides and verify(found[0], _sources({"query": sheets["C1011"],
+                                                "C1033": sheets["C1033"]})) == []
+
+
+def test_nothing_shared_is_overall_similarity(corpus):
+    texts, sheets = corpus
+    found = explain_result(sheets["C1002"], "xyz", "C1000", "c", texts["C1000"][:500],
+                           sheets["C1000"], {}, weight)
+    assert [s.template for s in found] == ["overall_similarity"] and not found[0].claims
+
+
+@pytest.mark.parametrize("plant", ["section", "term", "count", "member"])
+def test_the_checker_catches_a_planted_false_claim(corpus, plant):
+    texts, sheets = corpus
+    chunk = texts["C1000"][:2000]
+    sentence = explain_result(sheets["C1024"], texts["C1024"][:3000], "C1000", "C1000_0", chunk,
+                              sheets["C1000"], {}, weight)[0 if plant == "section" else 1]
+    sources = _sources({"query": sheets["C1024"], "C1000": sheets["C1000"]},
+                       {"C1000_0": chunk, "query": texts["C1024"][:3000]},
+                       diff={"dropped": ["C1"], "new": []})
+    first = sentence.claims[0]
+    if plant == "section":
+        false = dataclasses.replace(first, value="IPC-999")
+    elif plant == "term":
+        false = dataclasses.replace(first, start=first.start + 1, end=first.end + 1)
+    elif plant == "count":
+        false = Claim("count", 2, "diff", "dropped")
+    else:
+        false = Claim("member", "C1000", "diff", "dropped")
+    planted = dataclasses.replace(sentence, claims=sentence.claims + (false,))
+    assert verify(sentence, sources) == [] and len(verify(planted, sources)) == 1
+
+
+def test_an_edge_names_the_dropped_cases_that_state_the_old_fact(corpus):
+    _, sheets = corpus
+    edge = {"fact_type": "section", "path": "sections_cited.0", "old": "IPC-302",
+            "new": "IPC-304", "description": "Section IPC-302 changed to IPC-304"}
+    diff = {"dropped": ["C1000", "C1002"], "new": ["C1033"], "stable": []}
+    found = explain_edge(edge, diff, 10, sheets, {})
+    assert [s.template for s in found] == ["change_counts", "dropped_section",
+                                           "overall_similarity"]
+    assert "C1000" in found[1].text and "C1002" not in found[1].text
+    assert "2 precedents dropped out of the top 10 and 1 appeared" in found[0].text
+    sources = _sources(sheets, edge=edge, diff=diff)
+    assert all(verify(s, sources) == [] for s in found)
+
+
+def test_an_age_edge_explains_by_the_side_of_the_boundary(corpus):
+    _, sheets = corpus
+    edge = {"fact_type": "numerical", "path": "numerical_facts.ages.0", "old": 26.0,
+            "new": 17.0, "description": "Age changed from 26 to 17 (now a minor)"}
+    diff = {"dropped": ["C1011"], "new": ["C1033"], "stable": []}
+    found = explain_edge(edge, diff, 10, sheets, {})
+    assert "an age of at least 18 years" in found[1].text
+    assert "an age under 18 years" in found[2].text
+    assert all(verify(s, _sources(sheets, edge=edge, diff=diff)) == [] for s in found)
+
+
+@pytest.fixture(scope="module")
+def tree(corpus):
+    import pandas as pd
+
+    from countercase.perturb.tree import PerturbationTree
+
+    texts, sheets = corpus
+    ranking = {"C1024": ["C1000", "C1033", "C1011"]}
+
+    def search(query, sheet, k):  # the root finds three judgments, every child two of them
+        found = ranking["C1024"] if "302" in query and len(query) > 2900 else ["C1033", "C1002"]
+        return [{"doc_id": d, "chunk_id": f"{d}_0000", "rank": i + 1, "metadata": {}}
+                for i, d in enumerate(found)][:k]
+
+    edges = pd.DataFrame(columns=["source", "target", "kind", "weight", "evidence"])
+    built = PerturbationTree(sheets["C1024"], search, edges, k=3, text=texts["C1024"][:3000])
+    return built.build(1, 3).to_model({"depth": 1, "branching": 3, "k": 3})
+
+
+def test_every_node_of_a_tree_is_explained_and_projected_to_markdown(corpus, tree, tmp_path):
+    from countercase.explain.markdown import tree_markdown
+    from countercase.explain.run import Explainer, faithfulness, read_tree
+
+    texts, sheets = corpus
+    chunks = {f"{d}_0000": t[:1500] for d, t in texts.items()}
+    explained, records = Explainer(sheets, chunks, {"murder": 3.0, "accused": 2.0}).explain(tree)
+    assert all(set(n.explanations) == {r["chunk_id"] for r in n.retrieval_results}
+               for n in explained.nodes)
+    assert all(n.counterfactual_summary for n in explained.nodes[1:])
+    found = faithfulness(records)
+    assert found["sentences"] > len(explained.nodes) and found["faithfulness"] == 1.0
+    path = tmp_path / "tree.json"
+    path.write_text(explained.model_dump_json(), encoding="utf-8")
+    again = read_tree(path)
+    assert tree_markdown(again) == tree_markdown(explained)
+    assert explained.nodes[1].counterfactual_summary[0]["text"] in tree_markdown(explained)
+
+
+def test_a_node_without_results_says_so(tree):
+    from countercase.explain.markdown import tree_markdown
+
+    empty = tree.model_copy(update={"nodes": [tree.nodes[0].model_copy(
+        update={"retrieval_results": []})]})
+    assert "No precedent was retrieved at this node" in tree_markdown(empty)
+
+
+def test_a_tree_off_its_schema_is_named_with_the_failing_path(tree, tmp_path):
+    from countercase.explain.run import TreeFileError, read_tree
+
+    data = json.loads(tree.model_dump_json())
+    data["nodes"][0]["depth"] = "deep"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(TreeFileError, match=r"bad.json: not a perturbation tree: nodes.0.depth"):
+        read_tree(path)
+
+
+def test_the_cli_writes_a_report_and_names_a_bad_tree(corpus, tree, tmp_path, run_cli):
+    import pandas as pd
+
+    texts, sheets = corpus
+    sheets_file = tmp_path / "judgments.jsonl"
+    sheets_file.write_text("".join(s.model_dump_json() + "\n" for s in sheets.values()))
+    chunks = tmp_path / "chunks.parquet"
+    pd.DataFrame({"chunk_id": [f"{d}_0000" for d in texts],
+                  "text": [t[:1500] for t in texts.values()]}).to_parquet(chunks)
+    good, bad, report = tmp_path / "tree.json", tmp_path / "bad.json", tmp_path / "report.md"
+    good.write_text(tree.model_dump_json())
+    bad.write_text('{"case_id": "x"}')
+    base = ["explain", "--sheets", str(sheets_file), "--chunks", str(chunks)]
+    code, _, _ = run_cli(*base, "--tree", str(good), "--out", str(report))
+    assert code in (0, None) and report.read_text().startswith("# Perturbation tree of C1024")
+    code, _, err = run_cli(*base, "--tree", str(bad), "--out", str(report))
+    assert code == 2 and "bad.json: not a perturbation tree" in err
+    assert "Traceback" not in err
+
+
+def test_entropy_and_gini_tell_spread_from_concentration():
+    from countercase.explain.topology import entropy, gini, max_over_mean
+
+    assert entropy([1, 1, 1, 1]) == 1.0 and entropy([4, 0, 0, 0]) == 0.0
+    assert gini([1, 1, 1, 1]) == 0.0 and gini([0, 0, 0, 4]) == 0.75
+    assert max_over_mean([1, 1, 4]) == 2.0 and entropy([3]) is None
+
+
+def test_tree_shape_and_robustness_of_a_real_tree(tree):
+    from countercase.explain.topology import robustness, topology, tree_shape
+
+    shape = tree_shape(tree)
+    assert shape["nodes"] == len(tree.nodes) and shape["depth_reached"] == 1
+    assert 0 < shape["branching_density"] <= 1 and 0 <= shape["share_pruned"] <= 1
+    held = robustness(tree)
+    root = [r["doc_id"] for r in tree.nodes[0].retrieval_results]
+    assert set(held) == set(root) and all(0 < v <= 1 for v in held.values())
+    for doc, share in held.items():  # counted from the nodes' own results
+        assert share == sum(doc in {r["doc_id"] for r in n.retrieval_results}
+                            for n in tree.nodes) / len(tree.nodes)
+    found = topology([tree], {d: i for i, d in enumerate(sorted(held, key=held.get))}, {},
+                     seed=1)
+    assert found["precedents"]["n"] == len(held)
+    assert found["robustness_vs_indegree"]["n"] == len(held)
