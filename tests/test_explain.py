@@ -144,7 +144,18 @@ def test_every_node_of_a_tree_is_explained_and_projected_to_markdown(corpus, tre
     path.write_text(explained.model_dump_json(), encoding="utf-8")
     again = read_tree(path)
     assert tree_markdown(again) == tree_markdown(explained)
-    assert explained.nodes[1].counterfactual_summary[0]["text"] in tree_markdown(explained)
+    report = tree_markdown(explained)
+    assert explained.nodes[1].counterfactual_summary[0]["text"] in report
+    structure = report.split("## Structure")[1].split("\n## ")[0]
+    listed = [line.split(":")[0].strip(" -") for line in structure.splitlines() if ": " in line]
+    assert sorted(listed) == sorted(n.node_id for n in explained.nodes)
+    # depth first: a grandchild added last (breadth-first order) is listed under its parent
+    grandchild = explained.nodes[1].model_copy(update={"node_id": "n0.1.1", "parent_id": "n0.1",
+                                                       "depth": 2})
+    deeper = explained.model_copy(update={"nodes": explained.nodes + [grandchild]})
+    structure = tree_markdown(deeper).split("## Structure")[1].split("\n## ")[0]
+    listed = [line.split(":")[0].strip(" -") for line in structure.splitlines() if ": " in line]
+    assert listed[listed.index("n0.1") + 1] == "n0.1.1"
 
 
 def test_a_node_without_results_says_so(tree):
@@ -210,3 +221,13 @@ def test_tree_shape_and_robustness_of_a_real_tree(tree):
                      seed=1)
     assert found["precedents"]["n"] == len(held)
     assert found["robustness_vs_indegree"]["n"] == len(held)
+
+
+def test_a_term_glued_to_a_digit_is_not_claimed_as_a_word():
+    from countercase.explain.results import key_terms
+
+    # found by the checker on the corpus trees: "1respectively" is not the word "respectively"
+    found = key_terms("Rs 1respectively paid", "c", "paid respectively", weight)
+    assert [c.value for c in found.claims if c.source == "c"] == ["paid"]
+    assert verify(found, _sources({}, {"c": "paid respectively",
+                                       "query": "Rs 1respectively paid"})) == []

@@ -108,6 +108,7 @@ class PerturbParams(_Section):
     prune_below: float = Field(0.5, ge=0)  # a child moving ranks less than this is not expanded
     llm_check: bool = False  # the plan's LLM plausibility check (about 2.3 s a candidate)
     benchmark_trees: int = Field(3, ge=0)  # queries whose whole (unpruned) tree is timed
+    corpus_trees: int = Field(100, ge=0)  # validity cases that also get a whole tree
     granularity: Literal["field", "span"] = "span"  # what a perturbation rewrites in the text
     # the validity experiment (countercase.perturb.validity) on corpus query cases
     tuning_cases: int = Field(100, ge=1)  # citing judgments the trees' fact weight is chosen on

@@ -55,6 +55,7 @@ RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved cit
 EVALUATE = PROCESSED / "evaluate"
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
+CORPUS_TREES = TREES / "corpus"  # trees of corpus query cases, beside the AILA queries' trees
 VALIDITY_ROWS = TREES / "validity.csv"  # the validity experiment, one row per edge and condition
 LLM_CHECK = PROCESSED / "llm_check"
 EXPLANATIONS = PROCESSED / "explanations"  # every tree with its explanations, JSON and Markdown

@@ -208,8 +208,8 @@ def perturb(
     import pandas as pd
 
     from countercase.datasets.aila import read_queries
-    from countercase.perturb.cases import ValidityInputs
-    from countercase.perturb.run import run_perturb, run_validity
+    from countercase.perturb.cases import ValidityInputs, load_cases
+    from countercase.perturb.run import corpus_trees, run_perturb, run_validity
     from countercase.retrieve.load import IndexPaths, open_retriever
 
     require(edges, "section adjacency map (stage `adjacency`)")
@@ -222,12 +222,14 @@ def perturb(
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     retriever = open_retriever("precedents", params.retrieve, paths, facts=True)
     edge_table = pd.read_parquet(edges)
-    validity = run_validity(retriever, edge_table, params,
-                            ValidityInputs(documents, sheets, metadata, groups, gold), out)
+    sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold))
+    validity = run_validity(retriever, edge_table, params, sets, out)
     weight = validity["fact_weight"]["chosen"]
     trees = retriever.with_params(params.retrieve.model_copy(update={"fact_weight": weight}))
     report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
     report["summary"]["validity"] = validity
+    report["summary"]["corpus_trees"] = corpus_trees(sets.validity, trees, edge_table,
+                                                     params.perturb, out / layout.CORPUS_TREES.name)
     if metrics:
         write_json(metrics, report["summary"])
     if timing:

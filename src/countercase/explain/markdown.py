@@ -48,6 +48,21 @@ def _node(node: TreeNode) -> list[str]:
     return lines + [""]
 
 
+def _structure(tree: TreeModel) -> list[str]:
+    """The nodes depth first, each under its parent."""
+    children: dict[str | None, list[TreeNode]] = {}
+    for node in tree.nodes:
+        children.setdefault(node.parent_id, []).append(node)
+    lines, stack = [], list(reversed(children.get(None, [])))
+    while stack:
+        node = stack.pop()
+        lines.append(f"{'  ' * node.depth}- {node.node_id}: "
+                     f"{node.edge.description if node.edge else 'root'}"
+                     + (" (pruned)" if node.pruned else ""))
+        stack += reversed(children.get(node.node_id, []))
+    return lines
+
+
 def tree_markdown(tree: TreeModel) -> str:
     root = tree.nodes[0]
     lines = [f"# Perturbation tree of {tree.case_id}", "",
@@ -57,9 +72,7 @@ def tree_markdown(tree: TreeModel) -> str:
         lines += ["## Sensitivity per fact type", "", "| fact type | mean displacement |",
                   "|---|---|"] + [f"| {t} | {v:.3f} |" for t, v in
                                  sorted(tree.sensitivity_scores.items())] + [""]
-    lines += ["## Structure", ""] + [
-        f"{'  ' * n.depth}- {n.node_id}: {n.edge.description if n.edge else 'root'}"
-        + (" (pruned)" if n.pruned else "") for n in tree.nodes] + [""]
+    lines += ["## Structure", ""] + _structure(tree) + [""]
     for note in tree.notes:
         lines += [f"> {note}", ""]
     for node in tree.nodes:

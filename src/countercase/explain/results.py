@@ -18,7 +18,7 @@ from countercase.explain.claims import Claim, Sentence, numbers_of, section_word
 from countercase.factsheet.schema import FactSheet
 from countercase.thresholds import load_thresholds
 
-TERM = re.compile(r"[a-z][a-z]{3,}")
+TERM = re.compile(r"\b[a-z]{4,}\b")  # whole words: the checker looks for the term as a word
 
 
 def _sections(query: FactSheet, doc_id: str, precedent: FactSheet | None,

@@ -139,15 +139,27 @@ def run_explain(trees: Path, explainer: Explainer, out: Path,
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(tree_markdown(explained), encoding="utf-8")
         return faithfulness(records)
-    out.mkdir(parents=True, exist_ok=True)
     records = []
-    paths = sorted(Path(trees).glob("AILA_Q*.json"), key=lambda p: natural_key(p.stem))
+    paths = tree_paths(trees)
     for path in tqdm(paths, desc="explain", unit="tree"):
         explained, found = explainer.explain(read_tree(path))
         records += found
-        (out / path.name).write_text(explained.model_dump_json(indent=1), encoding="utf-8")
-        (out / path.with_suffix(".md").name).write_text(tree_markdown(explained),
-                                                        encoding="utf-8")
+        target = out / path.relative_to(trees)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(explained.model_dump_json(indent=1), encoding="utf-8")
+        target.with_suffix(".md").write_text(tree_markdown(explained), encoding="utf-8")
     report = faithfulness(records)
     report["trees"] = len(paths)
     return report
+
+
+def tree_paths(trees: Path) -> list[Path]:
+    """The AILA queries' trees, then the corpus cases' (``corpus/``), in id order."""
+    from countercase.layout import CORPUS_TREES
+
+    def ordered(paths):
+        return sorted(paths, key=lambda p: natural_key(p.stem))
+
+    trees = Path(trees)
+    return (ordered(trees.glob("AILA_Q*.json"))
+            + ordered((trees / CORPUS_TREES.name).glob("*.json")))

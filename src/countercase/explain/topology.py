@@ -134,7 +134,9 @@ def topology(trees: list[TreeModel], indegree: dict[str, int], metadata: dict[st
 
     keys = [k for k in shapes[0] if k != "case_id"] if shapes else []
     return {
-        "trees": {"n": len(shapes), "per_tree": shapes,
+        "trees": {"n": len(shapes),
+                  "n_aila_queries": sum(s["case_id"].startswith("AILA_Q") for s in shapes),
+                  "per_tree": shapes,
                   "mean": {k: (round(float(np.mean(v)), 4) if (v := [s[k] for s in shapes
                                                                   if s[k] is not None]) else None)
                            for k in keys}},
@@ -149,16 +151,16 @@ def topology(trees: list[TreeModel], indegree: dict[str, int], metadata: dict[st
 
 
 def run_topology(trees_dir, groups, metadata_path, seed: int) -> dict[str, Any]:
-    """The ``topology`` stage over every AILA tree of the ``perturb`` stage."""
+    """The ``topology`` stage over every tree of the ``perturb`` stage (AILA queries and corpus
+    cases)."""
     from pathlib import Path
 
     import pandas as pd
 
-    from countercase.datasets.ids import natural_key
-    from countercase.explain.run import read_tree
+    from countercase.explain.run import read_tree, tree_paths
     from countercase.perturb.cases import cited_precedents
 
-    paths = sorted(Path(trees_dir).glob("AILA_Q*.json"), key=lambda p: natural_key(p.stem))
+    paths = tree_paths(Path(trees_dir))
     indegree: dict[str, int] = defaultdict(int)
     for cited in cited_precedents(groups).values():
         for doc in cited:

@@ -27,7 +27,7 @@ from countercase.config import Params, PerturbParams
 from countercase.datasets import load
 from countercase.experiment import Experiment, ranked
 from countercase.factsheet.rules import extract_rules
-from countercase.perturb.cases import QueryCase, ValidityInputs, load_cases
+from countercase.perturb.cases import CaseSets, QueryCase
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
 from countercase.perturb.validate import open_validator
@@ -108,6 +108,27 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
     return {"summary": summary, "timing": timing}
 
 
+def corpus_trees(cases: list[QueryCase], retriever, edges: pd.DataFrame, params: PerturbParams,
+                 out: Path) -> dict[str, Any]:
+    """Trees of the first ``corpus_trees`` validity cases (facts unmasked, searched
+    leave-one-out), written to ``out/<case id>.json``; the explanation and topology stages read
+    them beside the AILA trees."""
+    out.mkdir(parents=True, exist_ok=True)
+    nodes, types = [], defaultdict(int)
+    for case in tqdm(cases[:params.corpus_trees], desc="corpus trees", unit="tree"):
+        tree = PerturbationTree(case.sheet, retriever_search(retriever, case), edges, params.k,
+                                text=case.text, prune_below=params.prune_below,
+                                granularity=params.granularity)
+        tree.build(params.depth, params.branching)
+        nodes.append(len(tree.nodes))
+        for fact_type in tree.sensitivity():
+            types[fact_type] += 1
+        (out / f"{case.case_id}.json").write_text(tree.to_json(params.model_dump()),
+                                                  encoding="utf-8")
+    return {"n_trees": len(nodes), "n_nodes": sum(nodes),
+            "trees_with_fact_type": dict(sorted(types.items()))}
+
+
 def unpruned_trees(queries: dict[str, str], retriever, edges: pd.DataFrame,
                    params: PerturbParams) -> list[dict[str, Any]]:
     """The benchmark of a whole tree: the first ``benchmark_trees`` queries built without
@@ -125,7 +146,7 @@ def unpruned_trees(queries: dict[str, str], retriever, edges: pd.DataFrame,
     return found
 
 
-def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: ValidityInputs,
+def run_validity(retriever, edges: pd.DataFrame, params: Params, sets: CaseSets,
                  out: Path) -> dict[str, Any]:
     """The validity experiment (module :mod:`countercase.perturb.validity`); rows written to
     ``out/validity.csv``, cases that could not be used to ``out/validity_skipped.jsonl``."""
@@ -135,7 +156,6 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, inputs: Validit
                                               gold_agreement, summarise)
 
     p = params.perturb
-    sets = load_cases(params, inputs)
     tuning, cases, gold_cases, gold = sets.tuning, sets.validity, sets.gold, sets.gold_types
     text_params = params.retrieve.model_copy(update={
         "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth, "fact_weight": 0.0})
