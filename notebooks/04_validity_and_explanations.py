@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 Counterfactual validity, the LLM check, explanations and topology
+# Do cited precedents move further when a fact they share with the case changes than when
+# nothing legal changes? Does the LLM check filter well? Why was each precedent retrieved, and
+# which precedents are robust? Run `dvc repro perturb llm_check explain topology` first. The
+# logic lives in `countercase.perturb.validity`, `countercase.perturb.llm_check` and
+# `countercase.explain`.
+
+# %%
+import json
+import os
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown
+
+ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
+os.chdir(ROOT)  # the stage outputs are addressed from the project root
+
+from countercase import layout
+
+rows = pd.read_csv(layout.VALIDITY_ROWS)
+validity = json.loads(layout.metrics("counterfactual").read_text())["validity"]
+
+# %% [markdown]
+# Displacement of the cited precedents per label, granularity and query construction (validity
+# cases; the primary condition is marked in the metrics).
+
+# %%
+table = (rows[rows["set"] == "validity"]
+         .groupby(["granularity", "construction", "label"])["cited_displacement"].mean()
+         .unstack("label"))
+ax = table.plot.bar(figsize=(8, 3.5), ylabel="mean |rank change| of cited precedents")
+ax.set_title(f"primary: {validity['primary']}, ratio {validity['ratio']}, p {validity['p_value']}")
+plt.tight_layout()
+table.round(3)
+
+# %% [markdown]
+# Per placebo kind and per fact type in the primary condition.
+
+# %%
+granularity, construction = validity["primary"].split("/")
+primary = rows[(rows["set"] == "validity") & (rows["granularity"] == granularity)
+               & (rows["construction"] == construction)]
+primary.groupby(["label", "fact_type"])["cited_displacement"].agg(["mean", "count"]).round(3)
+
+# %% [markdown]
+# The LLM check: acceptance by citation label and agreement with the two annotators.
+
+# %%
+check = json.loads(layout.metrics("llm_check").read_text())
+pd.DataFrame({who: {q: v[q]["accuracy"] for q in ("plausible", "operative", "accepted")}
+              for who, v in check["agreement"].items() if isinstance(v, dict)}).T
+
+# %% [markdown]
+# One explained tree, as its Markdown report (`countercase explain`).
+
+# %%
+Markdown((layout.EXPLANATIONS / "AILA_Q30.md").read_text()[:4000])
+
+# %% [markdown]
+# Tree shapes over the AILA and corpus trees, then the most and least robust root precedents
+# (robustness against citation in-degree over all of them is in the title).
+
+# %%
+topology = json.loads(layout.metrics("topology").read_text())
+shapes = pd.DataFrame(topology["trees"]["per_tree"])
+found = topology["robustness_vs_indegree"]
+ax = shapes[["share_pruned", "type_entropy", "edge_gini"]].plot.hist(
+    bins=20, alpha=0.6, figsize=(6, 3.5))
+ax.set_title(f"robustness vs in-degree: Spearman {found['spearman']} (95% CI {found['ci']}, "
+             f"n {found['n']})", fontsize=9)
+pd.DataFrame(topology["precedents"]["most_robust"] + topology["precedents"]["least_robust"])
