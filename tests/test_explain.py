@@ -89,13 +89,22 @@ def test_an_edge_names_the_dropped_cases_that_state_the_old_fact(corpus):
     edge = {"fact_type": "section", "path": "sections_cited.0", "old": "IPC-302",
             "new": "IPC-304", "description": "Section IPC-302 changed to IPC-304"}
     diff = {"dropped": ["C1000", "C1002"], "new": ["C1033"], "stable": []}
-    found = explain_edge(edge, diff, 10, sheets, {})
+    node = sheets["C1002"]  # a perturbed case that no longer cites IPC-302
+    found = explain_edge(edge, diff, 10, sheets, {}, node)
     assert [s.template for s in found] == ["change_counts", "dropped_section",
-                                           "overall_similarity"]
+                                           "no_traced_reason"]
     assert "C1000" in found[1].text and "C1002" not in found[1].text
+    assert "no longer states" in found[1].text
     assert "2 precedents dropped out of the top 10 and 1 appeared" in found[0].text
-    sources = _sources(sheets, edge=edge, diff=diff)
+    sources = _sources({**sheets, "node": node}, edge=edge, diff=diff)
     assert all(verify(s, sources) == [] for s in found)
+    # a perturbed case that still cites IPC-302 elsewhere is not said to have dropped it
+    still = explain_edge(edge, diff, 10, sheets, {}, sheets["C1024"])[1]
+    assert "still states" in still.text
+    assert verify(still, _sources({**sheets, "node": sheets["C1024"]}, edge=edge,
+                                  diff=diff)) == []
+    assert verify(found[1], _sources({**sheets, "node": sheets["C1024"]}, edge=edge,
+                                     diff=diff)) != []  # "no longer" checked on the node
 
 
 def test_an_age_edge_explains_by_the_side_of_the_boundary(corpus):
@@ -103,10 +112,15 @@ def test_an_age_edge_explains_by_the_side_of_the_boundary(corpus):
     edge = {"fact_type": "numerical", "path": "numerical_facts.ages.0", "old": 26.0,
             "new": 17.0, "description": "Age changed from 26 to 17 (now a minor)"}
     diff = {"dropped": ["C1011"], "new": ["C1033"], "stable": []}
-    found = explain_edge(edge, diff, 10, sheets, {})
-    assert "an age of at least 18 years" in found[1].text
-    assert "an age under 18 years" in found[2].text
-    assert all(verify(s, _sources(sheets, edge=edge, diff=diff)) == [] for s in found)
+    node = sheets["C1033"]  # its ages are all under 18
+    found = explain_edge(edge, diff, 10, sheets, {}, node)
+    assert "an age of at least 18 years" in found[1].text and "no longer" in found[1].text
+    assert "an age under 18 years" in found[2].text and "now states" in found[2].text
+    assert all(verify(s, _sources({**sheets, "node": node}, edge=edge, diff=diff)) == []
+               for s in found)
+    # a change that crosses no boundary traces no reason: it never says none exists
+    scaled = {**edge, "old": 26.0, "new": 27.0, "description": "Age changed from 26 to 27"}
+    assert explain_edge(scaled, diff, 10, sheets, {}, node)[1].template == "no_traced_reason"
 
 
 @pytest.fixture(scope="module")

@@ -130,3 +130,11 @@ def test_separation_and_summary_of_accepted_against_rejected():
     assert summary["operative_but_reason_denies"] == round(1 / 3, 4)  # "c" of a, c, d
     assert summary["acceptance_ci95"][0] <= 0.5 <= summary["acceptance_ci95"][1]
     assert summary["acceptance_by_label"]["operative"]["rate"] == 1.0
+
+
+def test_no_candidates_is_reported_not_a_crash():
+    from countercase.perturb.llm_check import check_all
+
+    empty = check_all([], validator=None)
+    found = summarise(empty, seed=1)
+    assert found["n_candidates"] == 0 and found["acceptance_rate"] is None

@@ -290,7 +290,7 @@ def llm_check(
         calls = report["model_calls"]
         write_json(timing, {"seconds": round(seconds, 1), "model_calls": calls,
                             "seconds_per_call": round(seconds / calls, 2) if calls else None})
-    log.info("acceptance %.3f over %d candidates of %d cases", report["acceptance_rate"],
+    log.info("acceptance %s over %d candidates of %d cases", report["acceptance_rate"],
              report["n_candidates"], report["n_cases"])
 
 

@@ -17,6 +17,8 @@ from countercase.acts import ACTS_BY_CODE
 from countercase.factsheet.schema import FactSheet
 from countercase.thresholds import in_days
 
+# sentences that state only that no reason was traced, so they have nothing to check
+CLAIMLESS = ("overall_similarity", "no_traced_reason")
 KINDS = ("section", "party", "evidence", "number_side", "term", "count", "change", "member")
 
 
@@ -28,6 +30,7 @@ class Claim:
     field: str  # where in the source: "sections_cited", "metadata.act_sections", "text" ...
     start: int | None = None  # a term's span in the chunk text
     end: int | None = None
+    holds: bool = True  # False: the claim is that the source does NOT state it
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,9 @@ def _holds(claim: Claim, sources: Sources) -> bool:
 
 def verify(sentence: Sentence, sources: Sources) -> list[str]:
     """What in ``sentence`` does not hold (empty: every claim is grounded)."""
-    problems = [f"{c.kind} {c.value!r} not in {c.source}.{c.field}"
-                for c in sentence.claims if c.kind not in KINDS or not _holds(c, sources)]
-    if not sentence.claims and sentence.template != "overall_similarity":
+    problems = [f"{c.kind} {c.value!r} {'not ' if c.holds else ''}in {c.source}.{c.field}"
+                for c in sentence.claims
+                if c.kind not in KINDS or _holds(c, sources) != c.holds]
+    if not sentence.claims and sentence.template not in CLAIMLESS:
         problems.append("a sentence without a claim")
     return problems

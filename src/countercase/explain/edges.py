@@ -1,10 +1,12 @@
 """The plan's counterfactual summary of an edge: what changed, how many precedents dropped out of
 the top K and how many appeared, and why, read from the dropped and new cases' own fact sheets and
-metadata: the dropped ones that state the old fact, the new ones that state the new fact. When
-none does, the summary says they moved for the text's overall similarity."""
+metadata: the dropped ones that state the old fact, the new ones that state the new fact, and
+whether the perturbed case itself still states it (checked against its sheet). When no case
+states it, the summary says no reason is traced, never that none exists."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from countercase.explain.claims import Claim, Sentence, numbers_of, section_words, side_words
@@ -63,29 +65,38 @@ def _fact_words(claim: Claim) -> str:
 
 
 def _why(edge: dict[str, Any], which: str, ids: list[str], sheets: dict[str, FactSheet],
-         metadata: dict[str, dict[str, Any]]) -> Sentence:
+         metadata: dict[str, dict[str, Any]], node: FactSheet) -> Sentence:
     group = "dropped" if which == "old" else "new"
     claims = [c for doc in ids
               if (c := _states(edge, which, doc, sheets.get(doc), metadata.get(doc, {})))]
     if not claims:
-        return Sentence(f"None of the {group} precedents states the "
-                        f"{'old' if which == 'old' else 'new'} fact: they moved for the overall "
-                        "similarity of their text.", "overall_similarity")
+        return Sentence(f"No reason for the {group} precedents is traced to the changed fact.",
+                        "no_traced_reason")
     named = ", ".join(c.source for c in claims[:MAX_NAMED])
     more = f" and {len(claims) - MAX_NAMED} more" if len(claims) > MAX_NAMED else ""
-    verb = "no longer states" if which == "old" else "now states"
-    change = Claim("change", edge[which], "edge", which)
+    # what the perturbed case itself states, checked against its own sheet
+    stated = _states(edge, which, "node", node, {}) is not None
+    field = "sections_cited" if claims[0].kind == "section" else claims[0].field
+    on_node = replace(claims[0], source="node", field=field, holds=stated)
+    if which == "old":
+        clause = ("which the perturbed case no longer states" if not stated
+                  else "which the perturbed case still states at another mention")
+    else:
+        clause = ("which the perturbed case now states" if stated
+                  else "the changed fact's new value")
     members = tuple(Claim("member", c.source, "diff", group) for c in claims)
-    return Sentence(f"Of the {group}, {named}{more} {_fact_words(claims[0])}, "
-                    f"which the perturbed case {verb}.", f"{group}_{edge['fact_type']}",
-                    tuple(claims) + members + (change,))
+    change = Claim("change", edge[which], "edge", which)
+    return Sentence(f"Of the {group}, {named}{more} {_fact_words(claims[0])}, {clause}.",
+                    f"{group}_{edge['fact_type']}",
+                    tuple(claims) + members + (on_node, change))
 
 
 def explain_edge(edge: dict[str, Any], diff: dict[str, Any], k: int,
-                 sheets: dict[str, FactSheet],
-                 metadata: dict[str, dict[str, Any]]) -> list[Sentence]:
+                 sheets: dict[str, FactSheet], metadata: dict[str, dict[str, Any]],
+                 node: FactSheet) -> list[Sentence]:
     """``edge``, ``diff``: a tree node's EdgeModel and DiffModel, dumped; ``sheets`` and
-    ``metadata``: of the precedents (doc id -> fact sheet, case fields)."""
+    ``metadata``: of the precedents (doc id -> fact sheet, case fields); ``node``: the
+    perturbed case's sheet (checked as source ``node``)."""
     counts = Sentence(
         f"When {edge['description'][0].lower()}{edge['description'][1:]}, "
         f"{len(diff['dropped'])} precedents dropped out of the top {k} and {len(diff['new'])} "
@@ -97,7 +108,7 @@ def explain_edge(edge: dict[str, Any], diff: dict[str, Any], k: int,
     if edge["fact_type"] not in ("section", "party", "evidence", "numerical"):
         return found  # a hand edit: no rule fact to trace
     if diff["dropped"]:
-        found.append(_why(edge, "old", diff["dropped"], sheets, metadata))
+        found.append(_why(edge, "old", diff["dropped"], sheets, metadata, node))
     if diff["new"]:
-        found.append(_why(edge, "new", diff["new"], sheets, metadata))
+        found.append(_why(edge, "new", diff["new"], sheets, metadata, node))
     return found

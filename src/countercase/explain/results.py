@@ -91,11 +91,11 @@ def shared_facts(query: FactSheet, doc_id: str, precedent: FactSheet | None,
 def key_terms(query_text: str, chunk_id: str, chunk_text: str,
               weight: Callable[[str], float | None], n: int = 3) -> Sentence | None:
     """The ``n`` query terms of highest weight (an IDF) that occur in the chunk."""
-    lower = chunk_text.lower()
     scored = []
     for term in dict.fromkeys(TERM.findall(query_text.lower())):
         w = weight(term)
-        match = re.search(rf"\b{term}\b", lower) if w else None
+        # offsets in the text as it is (lower-casing can change its length)
+        match = re.search(rf"\b{term}\b", chunk_text, re.IGNORECASE) if w else None
         if match:
             scored.append((-w, term, match.start(), match.end()))
     if not scored:
@@ -114,6 +114,6 @@ def explain_result(query: FactSheet, query_text: str, doc_id: str, chunk_id: str
                    weight: Callable[[str], float | None]) -> list[Sentence]:
     found = [s for s in (shared_facts(query, doc_id, precedent, metadata),
                          key_terms(query_text, chunk_id, chunk_text, weight)) if s]
-    return found or [Sentence("Retrieved for the overall similarity of its text; it shares no "
+    return found or [Sentence("Retrieved for the overall similarity of its text: no shared "
                               "section, party type, evidence type, legal threshold or weighted "
-                              "term with your case.", "overall_similarity")]
+                              "term is traced.", "overall_similarity")]

@@ -5,8 +5,8 @@ branching asked for), the share of nodes pruned, and the shape of its sensitivit
 and over edges: normalised entropy (1: spread evenly, 0: one type carries it all), Gini and max
 over mean.
 
-Per precedent: robustness in a tree is the share of the tree's nodes at which a precedent
-retrieved at the root is still in the top K; a precedent's robustness is its mean over the trees
+Per precedent: robustness in a tree is the share of the tree's nodes (the root included) at
+which a precedent retrieved at the root is in the top K; a precedent's robustness is its mean over the trees
 that retrieve it at the root. The hypothesis: broad precedents (cited by many corpus judgments,
 larger benches, constitutional questions) are more robust than narrow ones. Spearman between
 robustness and citation in-degree, with a bootstrap interval over precedents.

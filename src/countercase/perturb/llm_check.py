@@ -83,14 +83,19 @@ def label_sample(candidates: list[Candidate], cases: dict[str, QueryCase], seed:
     for items in by_type.values():
         rng.shuffle(items)
     drawn: list[Candidate] = []
+    order = [t for t in FACT_TYPES if t in by_type] + sorted(set(by_type) - set(FACT_TYPES))
     while len(drawn) < n and any(by_type.values()):
-        for fact_type in FACT_TYPES:
+        for fact_type in order:
             if by_type[fact_type] and len(drawn) < n:
                 drawn.append(by_type[fact_type].pop(0))
     return [{"case_id": c.case_id, "fact_type": c.fact_type, "description": c.description,
              "original_facts": json.loads(brief(c.original)),
              "altered_facts": json.loads(brief(c.perturbed)),
              "case_text": cases[c.case_id].text} for c in drawn]
+
+
+CHECK_COLUMNS = KEY[:1] + ["fact_type"] + KEY[1:] + ["label", "plausible", "operative",
+                                                      "accepted", "valid", "reasoning"]
 
 
 def check_all(candidates: list[Candidate], validator: LlmValidator) -> pd.DataFrame:
@@ -102,7 +107,7 @@ def check_all(candidates: list[Candidate], validator: LlmValidator) -> pd.DataFr
                      "plausible": verdict.plausible, "operative": verdict.operative,
                      "accepted": verdict.accepted, "valid": verdict.valid,
                      "reasoning": verdict.reasoning})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CHECK_COLUMNS)
 
 
 def read_labels(path: Path) -> pd.DataFrame:
@@ -180,7 +185,7 @@ def _bootstrap_rate(checked: pd.DataFrame, seed: int, resamples: int = 1000) -> 
 def separation(checked: pd.DataFrame, displacement: pd.DataFrame) -> dict[str, Any]:
     """Accepted against rejected candidates: their cited precedents' displacement and share of
     citation-operative changes."""
-    joined = checked.merge(displacement, on=KEY, how="inner").dropna(
+    joined = checked.drop_duplicates(KEY).merge(displacement, on=KEY, how="inner").dropna(
         subset=["cited_displacement"])
     out: dict[str, Any] = {"n_joined": int(len(joined))}
     for name, part in (("accepted", joined[joined["accepted"]]),

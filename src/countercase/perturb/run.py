@@ -16,7 +16,6 @@ import json
 import logging
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

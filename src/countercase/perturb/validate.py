@@ -7,7 +7,7 @@ parts ordered so that the model's prompt cache does the work: the instructions a
 system message, then the original facts (shared by every candidate of a case), then the altered
 facts and the change. The answer is constrained to a JSON schema, its reason to a few words
 (generation is what costs on 2 cores). Answers are cached on disk by a hash of (prompt version,
-original sheet, perturbed sheet, change), so a tree built again costs no model call. An answer
+original sheet, perturbed sheet, fact type, change), so a tree built again costs no model call. An answer
 that is not valid JSON counts as a rejection, with the reason kept.
 """
 
