@@ -80,11 +80,10 @@ class Explainer:
                 sheets = {d: self.sheets[d] for d in ids if d in self.sheets}
                 metadata = {r["doc_id"]: r.get("metadata") or {}
                             for r in parent.retrieval_results + node.retrieval_results}
-                found = explain_edge(node.edge.model_dump(), diff, k, sheets, metadata,
-                                     node.fact_sheet_state)
+                edge = node.edge.model_dump()
+                found = explain_edge(edge, diff, k, sheets, metadata, node.fact_sheet_state)
                 edge_sources = Sources(sheets={**sheets, "node": node.fact_sheet_state},
-                                       metadata=metadata, edge=node.edge.model_dump(),
-                                       diff=diff)
+                                       metadata=metadata, edge=edge, diff=diff)
                 summary = [s.to_dict() for s in found]
                 records += self._check(found, edge_sources, tree.case_id, node.node_id, "edge")
             nodes.append(node.model_copy(update={"explanations": explanations,
