@@ -50,7 +50,7 @@ class RetrieveParams(_Section):
     rrf_k: int = Field(60, ge=0)
     fusion_weights: dict[str, dict[str, float]] = {
         "precedents": {"bm25": 1.0, "dense": 0.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
-    mmr_tasks: list[str] = ["precedents"]  # MMR runs for these tasks only
+    mmr_tasks: list[str] = []  # MMR runs for these tasks only (tuned: none)
     # the fact channel (countercase.index.facts) fused with the judgments by weighted RRF
     fact_weight: float = Field(0.0, ge=0)
     fact_depth: int = Field(100, gt=0)  # judgments the fact channel ranks
@@ -148,6 +148,15 @@ class RerankerParams(_Section):
     threads: int = Field(2, gt=0)
 
 
+class CitationsParams(_Section):
+    """Stage citations (countercase.reranker.collection): the citation collection."""
+
+    query_chars: int = Field(1500, gt=100)  # facts of the citing judgment (as the reranker's query)
+    min_query_chars: int = Field(300, gt=0)  # a shorter masked facts text is not a query
+    leakage_threshold: float = Field(0.5, gt=0, le=1)  # share of an AILA query's 8-shingles
+    tuning_share: float = Field(0.5, gt=0, lt=1)  # the seeded half every choice is made on
+
+
 class LlmCheckParams(_Section):
     cases: int = Field(100, ge=1)  # validity cases whose root candidates the LLM checks
     label_sample: int = Field(50, ge=1)  # candidates drawn for hand labels (seeded, by type)
@@ -175,6 +184,7 @@ class Params(_Section):
     ner: NerParams = NerParams()
     perturb: PerturbParams = PerturbParams()
     reranker: RerankerParams = RerankerParams()
+    citations: CitationsParams = CitationsParams()
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
 

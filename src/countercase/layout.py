@@ -52,6 +52,9 @@ DENSE = PROCESSED / "dense"
 RERANKER = PROCESSED / "reranker"
 RERANKER_ONNX = RERANKER / "onnx"
 RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved citation links
+# the citation collection: corpus judgments that cite others as queries (countercase.datasets)
+CITATIONS = PROCESSED / "citations"
+TUNING_CHOICE = Path("configs/tuning_choice.yaml")  # what `tune` chose and the rule, before the test
 EVALUATE = PROCESSED / "evaluate"
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
@@ -89,7 +92,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "index_facts": {"outs": (FACT_INDEX,), "metrics": (metrics("index_facts"),)},
     "embed": {"outs": (DENSE,), "metrics": (timing("embed"),)},
     "latency": {"outs": (), "metrics": (metrics("latency"),)},
-    "tune": {"outs": (metrics("tuning"),), "metrics": ()},
+    "citations": {"outs": (CITATIONS,), "metrics": (metrics("citations"),)},
+    "tune": {"outs": (metrics("tuning"), TUNING_CHOICE), "metrics": ()},
     "train_reranker": {"outs": (RERANKER,), "metrics": (metrics("reranker"), timing("reranker"))},
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},

@@ -1,4 +1,5 @@
-"""Subcommand of the domain reranker: train-reranker (stage train_reranker)."""
+"""Subcommands of the domain reranker: train-reranker (stage train_reranker) and citations
+(stage citations, the citation collection)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,29 @@ def train_reranker(
     if timing:
         write_json(timing, found["timing"])
     log.info("reranker -> %s (%s)", out, found["timing"])
+
+
+@app.command()
+def citations(
+    documents: Path = typer.Option(layout.DOCUMENTS),
+    extract_dir: Path = typer.Option(layout.EXTRACT, help="Extract stage output."),
+    aila_dir: Path = typer.Option(layout.AILA),
+    out: Path = typer.Option(layout.CITATIONS),
+    metrics: Optional[Path] = typer.Option(None, help="Write the collection's counts here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The citation collection: corpus judgments that cite others as queries, masked."""
+    from countercase.datasets import aila
+    from countercase.reranker.collection import run_citations
+
+    for path, what in ((documents, "documents file"),
+                       (extract_dir / "sections.parquet", "sections"),
+                       (extract_dir / "metadata.parquet", "metadata"),
+                       (aila_dir / "Query_doc.txt", "AILA topics")):
+        require(path, what)
+    params = load_params(params_path)
+    report = run_citations(params.citations, params.seed, documents, extract_dir,
+                           aila.queries(aila_dir), out)
+    if metrics:
+        write_json(metrics, report)
+    log.info("citations: %s queries in %s", report["queries"], out)

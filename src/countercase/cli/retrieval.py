@@ -155,13 +155,16 @@ def latency(
 @app.command()
 def evaluate(
     collection: list[str] = typer.Option(
-        [], help="aila2019-task1 and/or aila2019-task2 (default: both)."),
+        [], help="aila2019-task1, aila2019-task2 and/or citations (the citation collection's "
+                 "held-out half; default: all three)."),
     condition: list[str] = typer.Option([], help="Conditions to run (default: all)."),
     aila_dir: Path = typer.Option(layout.AILA),
     docs: Optional[Path] = typer.Option(None, help="Another collection: documents JSONL."),
     topics: Optional[Path] = typer.Option(None, help="Its topics: qid<TAB>text."),
     qrels: Optional[Path] = typer.Option(None, help="Its qrels (TREC format)."),
     out: Path = typer.Option(layout.EVALUATE),
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice (levers)."),
     metrics: Optional[Path] = typer.Option(None, help="Write the scores here (JSON)."),
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
@@ -180,6 +183,8 @@ def evaluate(
     import pandas as pd
 
     from countercase.datasets import AILA_COLLECTIONS, load, trec_dataset
+    from countercase.evaluate.conditions import HELDOUT
+    from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.run import VariantSource, evaluate_dataset
     from countercase.evaluate.trec import index_collection
     from countercase.retrieve.load import IndexPaths
@@ -189,29 +194,34 @@ def evaluate(
     chosen = _conditions(condition)
     if (docs or topics or qrels) and not (docs and topics and qrels):
         raise UserError("a TREC collection needs --docs, --topics and --qrels together")
-    unknown = [c for c in collection if c not in AILA_COLLECTIONS]
+    known = [*AILA_COLLECTIONS, "citations"]
+    unknown = [c for c in collection if c not in known]
     if unknown:
-        raise UserError(f"unknown collection(s) {', '.join(unknown)}: "
-                        f"use {', '.join(AILA_COLLECTIONS)}")
+        raise UserError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(known)}")
     scores, notes = {}, {}
     if docs:
         dataset = trec_dataset(docs, topics, qrels)
         paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract)
-        jobs = [(dataset, paths, doc_ids, None)]
+        jobs = [(dataset, paths, doc_ids, None, chosen)]
+        levers = None
     else:
         paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
         variants = (VariantSource(documents, chunks.parent, out / "chunkings")
                     if documents.exists() else None)
+        levers = LeverSource.read(choice, citations) if choice.exists() else None
         jobs = []
-        for name in collection or list(AILA_COLLECTIONS):
-            dataset = load(f"{name.replace('-', '/')}/test", aila_dir)
+        for name in collection or known:
+            dataset = (load("citations/heldout", citations) if name == "citations"
+                       else load(f"{name.replace('-', '/')}/test", aila_dir))
             table = paths.chunk_table(dataset.task)
             doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
                        if table.exists() else set())
-            jobs.append((dataset, paths, doc_ids, variants))
-    for dataset, paths, doc_ids, variants in jobs:
-        result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate, out,
-                                  doc_ids, variants)
+            jobs.append((dataset, paths, doc_ids, variants,
+                         [c for c in chosen if c.name in HELDOUT] if name == "citations"
+                         else chosen))
+    for dataset, paths, doc_ids, variants, conditions in jobs:
+        result = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
+                                  out, doc_ids, variants, levers)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
     if metrics:
@@ -308,26 +318,39 @@ def _print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 @app.command()
 def tune(
     aila_dir: Path = typer.Option(layout.AILA),
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage citations)."),
     out: Path = typer.Option(layout.metrics("tuning")),
+    choice: Path = typer.Option(layout.TUNING_CHOICE, help="Where the choice and its rule go."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """The tuning grids of the retrieve defaults, scored on AILA_Q1..Q10 (and Q11..Q50)."""
+    """The tuning grids: precedents on the citation collection's tuning half (AILA_Q1..Q10
+    beside it), statutes on AILA_Q1..Q10; the choice written before any test is scored."""
+    import yaml
+
     from countercase.datasets import load
-    from countercase.evaluate.tuning import tune_precedents, tune_statutes
+    from countercase.datasets.citations import read_citations
+    from countercase.evaluate.tuning import choice as chosen, tune_precedents, tune_statutes
     from countercase.retrieve.load import IndexPaths
 
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
-    report = {
-        "aila2019-task1": tune_precedents(load("aila2019/task1", aila_dir), params, paths),
-        "aila2019-task2": tune_statutes(load("aila2019/task2", aila_dir), params, paths)}
+    tuning = load("citations/tuning", citations)
+    statutes = load("aila2019/task2/tuning", aila_dir)
+    report = {"precedents": tune_precedents(tuning, load("aila2019/task1/tuning", aila_dir), params,
+                                            paths, read_citations(citations).links),
+              "statutes": tune_statutes(statutes, params, paths)}
     write_json(out, report)
-    for name, found in report.items():
-        log.info("%s: best on the tuning queries %s", name, found["best"])
+    picked = chosen(report, tuning, statutes)
+    choice.parent.mkdir(parents=True, exist_ok=True)
+    choice.write_text("# Written by `countercase tune` (stage tune) before the test queries are "
+                      "scored; the grids are in\n# metrics/tuning.json. The retrieve parameters "
+                      "are copied into params.yaml by hand.\n"
+                      + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
+    log.info("tune: %s", picked)
 
 
 def _print_scores(scores: dict) -> None:

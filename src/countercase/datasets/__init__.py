@@ -8,14 +8,17 @@ id                             what
 ``aila2019/task1/tuning``      its AILA_Q1..Q10, for choosing parameters
 ``aila2019/task1/test``        its AILA_Q11..Q50, for every reported number
 ``aila2019/task2[/...]``       Task 2 (statutes): the same queries, 197 statutes
+``citations[/tuning|/heldout]`` corpus judgments that cite others as queries (facts masked),
+                               the judgments they cite as relevant, searched leave-one-out
+                               (:mod:`countercase.datasets.citations`); its two seeded halves
 ``trec:<dir>``                 any collection in TREC form: ``<dir>/docs.jsonl`` (``id``,
                                ``contents``), ``<dir>/topics.tsv`` (``qid<TAB>text``),
                                ``<dir>/qrels.txt``
 =============================  ==========================================================
 
-Every AILA file is checked against its checksum and counts on load. A corpus pseudo-collection
-(judgments of the corpus as queries, the precedents they cite as qrels) is a ``trec:`` folder
-written by the stage that mines the citations.
+Every AILA file is checked against its checksum and counts on load. A dataset may restrict
+what a search may return for each query (``admits``): the citation collection admits only
+judgments decided no later than the query, never the query itself.
 
 ``dataset.collection`` names the task's outputs (run folders, metric keys, regression folders):
 ``aila2019-task1`` for every AILA Task 1 id.
@@ -29,14 +32,16 @@ from pathlib import Path
 
 from countercase import layout
 from countercase.datasets import aila
+from countercase.datasets.citations import PARTS, read_citations
 from countercase.datasets.trec import (CollectionError, Qrels, QrelsError, TopicsError,
                                        iter_jsonl_documents, read_qrels, read_topics,
                                        unretrievable)
 
-__all__ = ["CollectionError", "Dataset", "QrelsError", "TopicsError", "load", "trec_dataset",
-           "unretrievable", "AILA_COLLECTIONS", "DATASET_IDS"]
+__all__ = ["CollectionError", "Dataset", "QrelsError", "TopicsError", "citation_dataset", "load",
+           "trec_dataset", "unretrievable", "AILA_COLLECTIONS", "DATASET_IDS"]
 
 Docs = Callable[[], Iterator[tuple[str, str]]]
+Admits = Callable[[str, str], bool]  # (qid, doc id) -> may a search for qid return doc id
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class Dataset:
     queries: dict[str, str]
     qrels: Qrels
     docs: Docs | None = field(default=None, repr=False, compare=False)
+    admits: Admits | None = field(default=None, repr=False, compare=False)
 
     @property
     def qids(self) -> tuple[str, ...]:
@@ -63,17 +69,20 @@ class Dataset:
         keep = [q for q in self.queries if q in set(qids)]
         return Dataset(f"{self.id}/{suffix}", self.collection, self.task,
                        {q: self.queries[q] for q in keep},
-                       {q: self.qrels[q] for q in keep if q in self.qrels}, self.docs)
+                       {q: self.qrels[q] for q in keep if q in self.qrels}, self.docs,
+                       self.admits)
 
 
 AILA_COLLECTIONS = {"aila2019-task1": "precedents", "aila2019-task2": "statutes"}
-DATASET_IDS = tuple(f"aila2019/{task}{part}" for task in ("task1", "task2")
-                    for part in ("", "/tuning", "/test"))
+DATASET_IDS = (*(f"aila2019/{task}{part}" for task in ("task1", "task2")
+                  for part in ("", "/tuning", "/test")),
+               "citations", *(f"citations/{part}" for part in PARTS))
 
 
 def load(dataset_id: str, root: Path | None = None) -> Dataset:
     """The dataset named ``dataset_id``; ``root``: the AILA 2019 folder (default:
-    :data:`countercase.layout.AILA`) or, for ``trec:``, nothing (the folder is in the id)."""
+    :data:`countercase.layout.AILA`), for ``citations``, the collection's folder (default:
+    :data:`countercase.layout.CITATIONS`) or, for ``trec:``, nothing (the folder is in the id)."""
     if dataset_id.startswith("trec:"):
         folder = Path(dataset_id.removeprefix("trec:"))
         return trec_dataset(folder / "docs.jsonl", folder / "topics.tsv", folder / "qrels.txt",
@@ -82,6 +91,8 @@ def load(dataset_id: str, root: Path | None = None) -> Dataset:
     if dataset_id not in DATASET_IDS:
         raise CollectionError(f"unknown dataset {dataset_id!r}: use one of "
                               f"{', '.join(DATASET_IDS)} or trec:<folder>")
+    if parts[0] == "citations":
+        return citation_dataset(Path(root or layout.CITATIONS), parts[1] if len(parts) > 1 else None)
     root = Path(root or layout.AILA)
     collection = f"aila2019-{parts[1]}"
     task = AILA_COLLECTIONS[collection]
@@ -105,3 +116,14 @@ def trec_dataset(docs: Path, topics: Path, qrels: Path, name: str | None = None)
     name = name or Path(topics).stem
     return Dataset(f"trec:{name}", name, "precedents", read_topics(topics, "\t"),
                    read_qrels(qrels), lambda: iter_jsonl_documents(Path(docs)))
+
+
+def citation_dataset(folder: Path, part: str | None = None) -> Dataset:
+    """The citation collection in ``folder`` (one of :data:`PARTS`, or both when None),
+    searched over the AILA case documents."""
+    found = read_citations(folder)
+    qids = found.qids(part)
+    return Dataset("citations" + (f"/{part}" if part else ""), "citations", "precedents",
+                   {q: found.topics[q] for q in qids},
+                   {q: found.qrels[q] for q in qids if q in found.qrels},
+                   lambda: aila.casedocs(Path(layout.AILA)), found.admits)

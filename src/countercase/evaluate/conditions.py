@@ -2,7 +2,8 @@
 
 A condition is a name, a sentence saying what it is, the level it searches (``chunks``: the
 pipeline over chunks, max-pooled to documents; ``docs``: BM25 over whole documents; ``facts``:
-the fact channel alone, the query's rule fact sheet against the judgments'), its
+the fact channel alone, the query's rule fact sheet against the judgments'; ``lever``: a lever
+the pipeline does not have yet, built as ``configs/tuning_choice.yaml`` chose it), its
 overrides of ``params.yaml``'s ``retrieve`` section and the tasks it applies to. ``full`` is the
 configured pipeline as it stands; the others switch stages off, so together they are the
 ablations. On the statute task every condition but ``full`` and ``precedent_bridge`` searches
@@ -31,6 +32,7 @@ class Condition:
     overrides: dict[str, Any] = field(default_factory=dict)
     tasks: tuple[str, ...] = BOTH
     chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
+    lever: str | None = None  # with level "lever": passages, docs, docs_fusion or prior
 
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
         return candidate_params(base, chunk_depth, **self.overrides)
@@ -63,6 +65,16 @@ CONDITIONS = (
     Condition("facts_equal", "the configured pipeline fused with the fact channel at weight 1 "
               "(a fixed setting; the tuned weight is retrieve.fact_weight)",
               overrides={"fact_weight": 1.0}),
+    Condition("passages_tuned", "BM25 over chunks with the tuned pooling of passage scores "
+              "and k1, b (configs/tuning_choice.yaml)", level="lever", lever="passages",
+              tasks=("precedents",)),
+    Condition("docs_tuned", "BM25 over whole documents with the tuned k1, b", level="lever",
+              lever="docs", tasks=("precedents",)),
+    Condition("full_docs", "the configured pipeline fused by RRF with docs_tuned at the tuned "
+              "weight", level="lever", lever="docs_fusion", tasks=("precedents",)),
+    Condition("full_docs_prior", "full_docs fused with the citation prior (how often the "
+              "corpus cites a judgment) at the tuned weight", level="lever", lever="prior",
+              tasks=("precedents",)),
     Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
               "the statute bridge tuned on AILA_Q1..Q10)"),
     # the reranker's gain is rerank against no_rerank, whichever of them `full` is
@@ -73,3 +85,7 @@ CONDITIONS = (
               overrides={"use_rerank": True}),
 )
 BY_NAME = {c.name: c for c in CONDITIONS}
+# on the citation collection's held-out half (hundreds of queries): the system as configured,
+# its baselines and the levers; the chunking variants and the reranker are AILA-only
+HELDOUT = ("bm25_docs", "bm25", "dense", "fact_channel", "facts_equal", "passages_tuned",
+           "docs_tuned", "full_docs", "full_docs_prior", "full")

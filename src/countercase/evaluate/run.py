@@ -14,7 +14,8 @@ from typing import Any
 
 from countercase.config import EvaluateParams, RetrieveParams
 from countercase.datasets import Dataset, unretrievable
-from countercase.evaluate.conditions import Condition
+from countercase.evaluate.conditions import BY_NAME, Condition
+from countercase.evaluate.levers import LeverSource, lever_system
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
 from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
@@ -41,12 +42,20 @@ class VariantSource:
 def condition_system(condition: Condition, task: str, paths: IndexPaths, base: RetrieveParams,
                      evaluate: EvaluateParams, searchers: Searchers | None = None,
                      exclude: dict[str, list[str]] | None = None,
-                     variants: VariantSource | None = None) -> System:
-    """The ranking function of ``condition``: ``evaluate.depth`` documents per topic."""
+                     variants: VariantSource | None = None, levers: LeverSource | None = None,
+                     admits=None) -> System:
+    """The ranking function of ``condition``: ``evaluate.depth`` documents per topic;
+    ``admits``: the dataset's rule of what a search may return (the citation prior's)."""
     if condition.level == "docs":
         return bm25_docs_system(paths.index_dir / f"{task}_docs", evaluate.depth, condition.name)
     if condition.level == "facts":
         return fact_system(paths.fact_index, evaluate.depth, condition.name)
+    if condition.level == "lever":
+        searchers = searchers or Searchers(task, base, paths)
+        full = pipeline_system(searchers, BY_NAME["full"].params(base, evaluate.chunk_depth),
+                               evaluate.depth, exclude, "full")
+        return lever_system(condition.lever, levers, full, paths, evaluate.depth,
+                            evaluate.chunk_depth, base.rrf_k, admits, exclude or {})
     params = condition.params(base, evaluate.chunk_depth)
     if condition.chunking:  # built when it runs (its time counts), BM25 only, no exclusions
         def rank(topics):
@@ -60,12 +69,14 @@ def condition_system(condition: Condition, task: str, paths: IndexPaths, base: R
 
 
 def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
-             variants: VariantSource | None) -> tuple[list[Condition], RetrieveParams]:
+             variants: VariantSource | None,
+             levers: LeverSource | None = None) -> tuple[list[Condition], RetrieveParams]:
     """The conditions that can run here, and the base configuration they run on: a collection
     can be evaluated before (or without) the reranker's training; the conditions that need it
     are then left out, and the others run with the first stage alone."""
     conditions = [c for c in conditions if task in c.tasks
-                  and (c.chunking is None or variants is not None)]
+                  and (c.chunking is None or variants is not None)
+                  and (c.level != "lever" or levers is not None)]
     reranks = [c for c in conditions if c.overrides.get("use_rerank")]
     model = Path(base.rerank_model)
     if (reranks or base.use_rerank) and not model.is_dir():
@@ -79,10 +90,11 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
 
 def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: IndexPaths,
                      base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
-                     doc_ids: set[str], variants: VariantSource | None = None) -> dict[str, Any]:
+                     doc_ids: set[str], variants: VariantSource | None = None,
+                     levers: LeverSource | None = None) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None)."""
-    conditions, base = runnable(conditions, dataset.task, base, variants)
+    conditions, base = runnable(conditions, dataset.task, base, variants, levers)
     if not paths.fact_index.is_dir():  # a collection without fact sheets (a TREC folder)
         facty = [c for c in conditions if c.level == "facts" or c.overrides.get("fact_weight")]
         if facty:
@@ -92,11 +104,14 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
     rerank = any(c.overrides.get("use_rerank") for c in conditions)
     facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
     searchers = (Searchers(dataset.task, base, paths, rerank=rerank, facts=facts)
-                 if any(c.level == "chunks" for c in conditions) else None)
-    overlaps = searchers.corpus_copies(dataset.queries) if searchers is not None else {}
+                 if any(c.level in ("chunks", "lever") for c in conditions) else None)
+    # a collection with its own rule (the citation queries are corpus judgments) needs no guard
+    overlaps = (searchers.corpus_copies(dataset.queries)
+                if searchers is not None and dataset.admits is None else {})
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
     systems = {c.name: condition_system(c, dataset.task, paths, base, evaluate, searchers,
-                                        exclude, variants) for c in conditions}
+                                        exclude, variants, levers, dataset.admits)
+               for c in conditions}
     result = Experiment(systems, dataset, baselines=REFERENCES,
                         out=out / dataset.collection if out is not None else None)
     return {"scores": result.aggregate(), "significance": result.significance,

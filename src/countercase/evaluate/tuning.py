@@ -1,87 +1,164 @@
-"""The tuning grids behind the ``retrieve`` defaults, chosen by MAP on AILA_Q1..Q10 only.
+"""Stage ``tune``: the grids behind the retrieval configuration, and the choice, written down
+before any test query is scored.
 
-Every grid point is scored on the tuning queries and, for the record, on the test queries
-AILA_Q11..Q50; ``best`` is the first point in grid order whose tuning MAP is within
-:data:`TIE_MARGIN` of the highest. The choice is copied into ``params.yaml`` by hand, so a change of data or code that
-moves the optimum shows in ``metrics/tuning.json`` without silently changing the system.
+**Precedents** are tuned on the citation collection's tuning half (``citations/tuning``: several
+hundred corpus judgments as masked queries, searched leave-one-out); every grid point is also
+scored on AILA_Q1..Q10, reported beside it and never used to choose. **Statutes** have no such
+collection and are tuned on AILA_Q1..Q10 (Task 2). No grid point is scored on AILA_Q11..Q50 or on
+the citation collection's held-out half: those are the evaluate stage's, after the choice.
 
-- precedents: the dense ranking's fusion weight (BM25's is 1) and MMR on or off; then, on the
-  configured pipeline, the fact channel's weight in its fusion with the judgments (0: off);
-- statutes: the statute texts' dense weight and MMR, and the bridge's depth, rank offset and
-  weight of the statute texts' ranking against the bridge's (1).
+The rule (:data:`RULE`): the highest tuning MAP wins, but a point within :data:`TIE_MARGIN` of
+it that comes earlier in grid order is taken instead (every grid lists the simpler setting
+first). The grids are walked one after the other, each on the choices before it:
+
+1. ``pipeline``: the dense ranking's fusion weight (BM25's is 1) and MMR on or off;
+2. ``facts``: the fact channel's weight in its fusion with the judgments (0: off);
+3. ``passages``: BM25 over the chunks alone, the chunks' scores pooled by max, the best two or
+   three summed, the best three averaged, or the first passage; then BM25's ``k1`` and ``b``
+   for that pooling;
+4. ``docs``: BM25's ``k1`` and ``b`` over whole judgments;
+5. ``docs_fusion``: the configured pipeline fused by RRF with the judgment-level run, at a weight;
+6. ``prior``: that run fused with a citation prior (how often the corpus cites a judgment), at
+   a weight.
+
+The choice goes to ``configs/tuning_choice.yaml`` (committed before the test is scored); the
+``retrieve`` parameters are copied into ``params.yaml`` by hand, so a change of data or code that
+moves the optimum shows without silently changing the system. The levers the pipeline does not
+have yet (3 to 6) are evaluated as conditions built from that file.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import pandas as pd
 from tqdm import tqdm
 
 from countercase.config import Params
 from countercase.datasets import Dataset
-from countercase.datasets.aila import TEST, TUNING
 from countercase.datasets.leakage import overlapping_documents
 from countercase.experiment import Run, ranked, score_run
+from countercase.experiment.levers import (POOLS, citation_counts, fused, passage_system,
+                                           with_prior)
+from countercase.experiment.systems import bm25_docs_system, candidate_params, pipeline_system
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
+from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
 
 log = logging.getLogger(__name__)
 
-# Ten tuning queries with 24 relevant judgments (Task 1) separate grid points by less than one
-# relevant document moving a few ranks: within this margin of the top tuning MAP the first
-# point in grid order wins, and every grid lists the simpler setting first.
 TIE_MARGIN = 0.001
+RULE = (f"highest MAP on the tuning queries; a point within {TIE_MARGIN} of it that comes "
+        "earlier in grid order (the simpler setting) is taken instead; grids walked in order, "
+        "each on the choices before it")
 DENSE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
+FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+K1S = (0.9, 0.6, 1.2, 1.5)  # Anserini's default first
+BS = (0.4, 0.75)
+FUSION_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+PRIOR_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 STATUTE_DENSE_WEIGHTS = (0.0, 0.5, 1.0)
 BRIDGE_DEPTHS = (10, 20, 50)
 BRIDGE_OFFSETS = (0.0, 5.0)
 DIRECT_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
-FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+
+System = Callable[[Mapping[str, str]], Run]
 
 
-def _maps(collection: Dataset, run: Run) -> dict[str, float]:
-    """MAP on the tuning queries (the choice) and, for the record, on the test queries."""
-    return {f"{part}_MAP": round(float(score_run(run, collection.subset(qids, part),
-                                                 ["MAP"])["MAP"].mean()), 4)
-            for part, qids in (("tuning", TUNING), ("test", TEST))}
+def best(rows: list[dict[str, Any]], key: str = "tuning_MAP") -> dict[str, Any]:
+    """The grid point :data:`RULE` chooses."""
+    top = max(row[key] for row in rows)
+    return next(row for row in rows if row[key] >= top - TIE_MARGIN)
 
 
-def _best(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    top = max(row["tuning_MAP"] for row in rows)
-    return next(row for row in rows if row["tuning_MAP"] >= top - TIE_MARGIN)
+class Scorer:
+    """Runs a system once over the tuning queries and the reported ones; MAP on each."""
+
+    def __init__(self, tuning: Dataset, reported: Dataset) -> None:
+        self.tuning, self.reported = tuning, reported
+        self.topics = {**tuning.queries, **reported.queries}
+
+    def run(self, system: System) -> Run:
+        return system(self.topics)
+
+    def maps(self, run: Run) -> dict[str, float]:
+        return {name: round(float(score_run(run, data, ["MAP"])["MAP"].mean()), 4)
+                for name, data in (("tuning_MAP", self.tuning), ("reported_MAP", self.reported))}
 
 
-def _weights(task: str, dense: float, params: Params) -> dict[str, dict[str, float]]:
-    return {**params.retrieve.fusion_weights, task: {"bm25": 1.0, "dense": dense}}
+def _frozen(run: Run) -> System:
+    return lambda topics: {q: run[q] for q in topics}
 
 
-def tune_precedents(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:
-    depth = params.evaluate.chunk_depth
-    base = open_retriever("precedents", params.retrieve.model_copy(
-        update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False}), paths,
-        facts=True)
-    rows = []
-    for dense, mmr in tqdm(list(itertools.product(DENSE_WEIGHTS, (False, True))), desc="tune task 1"):
-        retriever = base.with_params(base.params.model_copy(update={
-            "use_mmr": mmr, "mmr_tasks": ["precedents"],
-            "fusion_weights": _weights("precedents", dense, params)}))
-        run = {q: ranked([h.doc_id for h in retriever.search(text, k=params.evaluate.depth).documents])
-               for q, text in collection.queries.items()}
-        rows.append({"dense_weight": dense, "use_mmr": mmr, **_maps(collection, run)})
-    facts = []
-    for weight in tqdm(FACT_WEIGHTS, desc="tune task 1: fact channel"):
-        retriever = base.with_params(base.params.model_copy(update={"fact_weight": weight}))
-        run = {q: ranked([h.doc_id for h in retriever.search(text, k=params.evaluate.depth).documents])
-               for q, text in collection.queries.items()}
-        facts.append({"fact_weight": weight, **_maps(collection, run)})
-    return {"grid": rows, "best": _best(rows),
-            "facts": {"grid": facts, "best": _best(facts),
-                      "on": "the configured retrieve section (its dense weight and MMR)"}}
+def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: IndexPaths,
+                    links: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The precedent grids (module docstring) on ``tuning``, ``reported`` beside it."""
+    scorer = Scorer(tuning, reported)
+    depth, chunk_depth, k = params.evaluate.depth, params.evaluate.chunk_depth, params.retrieve.rrf_k
+    base = candidate_params(params.retrieve, chunk_depth, use_rerank=False, fact_weight=0.0)
+    searchers = Searchers("precedents", base, paths, facts=True)
+    found: dict[str, Any] = {}
+
+    def grid(name: str, points: list[dict[str, Any]], system_of) -> dict[str, Any]:
+        rows, runs = [], []
+        for point in tqdm(points, desc=f"tune task 1: {name}"):
+            runs.append(scorer.run(system_of(**point)))
+            rows.append({**point, **scorer.maps(runs[-1])})
+        chosen = best(rows)
+        found[name] = {"grid": rows, "best": chosen}
+        return runs[rows.index(chosen)]
+
+    def pipeline(dense: float, mmr: bool, facts: float = 0.0) -> System:
+        weights = {**base.fusion_weights, "precedents": {"bm25": 1.0, "dense": dense}}
+        return pipeline_system(searchers, base.model_copy(update={
+            "use_mmr": mmr, "mmr_tasks": ["precedents"], "fusion_weights": weights,
+            "fact_weight": facts}), depth, label="pipeline")
+
+    grid("pipeline", [{"dense": d, "mmr": m} for d, m in
+                      itertools.product(DENSE_WEIGHTS, (False, True))], pipeline)
+    chosen = {key: found["pipeline"]["best"][key] for key in ("dense", "mmr")}
+    text_run = grid("facts", [{**chosen, "facts": w} for w in FACT_WEIGHTS], pipeline)
+
+    chunks = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id", "index"])
+    passages = paths.index_dir / "precedents_chunks"
+
+    def passage(pool: str, k1: float = 0.9, b: float = 0.4) -> System:
+        return passage_system(passages, chunks, chunk_depth, depth, pool, k1, b)
+
+    grid("passages", [{"pool": pool} for pool in POOLS], passage)
+    pool = found["passages"]["best"]["pool"]
+    grid("passages_bm25", [{"pool": pool, "k1": k1, "b": b}
+                           for k1, b in itertools.product(K1S, BS)], passage)
+
+    def docs(k1: float, b: float) -> System:
+        return bm25_docs_system(paths.index_dir / "precedents_docs", depth, "docs", k1, b)
+
+    docs_run = grid("docs", [{"k1": k1, "b": b} for k1, b in itertools.product(K1S, BS)], docs)
+
+    def fusion(weight: float) -> System:
+        return fused({"pipeline": (_frozen(text_run), 1.0), "docs": (_frozen(docs_run), weight)},
+                     k, depth)
+
+    fused_run = grid("docs_fusion", [{"weight": w} for w in FUSION_WEIGHTS], fusion)
+    exclude = {q: [d for d, _ in hits] for q, hits in overlapping_documents(
+        scorer.topics, zip(searchers.precedents.chunks["doc_id"],
+                           searchers.precedents.chunks["text"])).items()}
+    counts = {**citation_counts(links, tuning.qids, tuning.admits, exclude),
+              **citation_counts(links, reported.qids, reported.admits, exclude)}
+
+    def prior(weight: float) -> System:
+        return with_prior(_frozen(fused_run), counts, weight, k, depth)
+
+    grid("prior", [{"weight": w} for w in PRIOR_WEIGHTS], prior)
+    return found
 
 
 def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:
+    """The statute grids on AILA_Q1..Q10 (Task 2): dense weight and MMR of the statute texts,
+    the bridge's depth, rank offset and the texts' weight against it."""
     depth = params.evaluate.chunk_depth
     configured = params.retrieve.model_copy(
         update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False})
@@ -94,9 +171,9 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dic
              for q, text in tqdm(collection.queries.items(), desc="tune task 2: precedents")}
     direct = {}
     for dense, mmr in itertools.product(STATUTE_DENSE_WEIGHTS, (False, True)):
+        weights = {**params.retrieve.fusion_weights, "statutes": {"bm25": 1.0, "dense": dense}}
         retriever = statutes.with_params(configured.model_copy(update={
-            "use_mmr": mmr, "mmr_tasks": ["statutes"],
-            "fusion_weights": _weights("statutes", dense, params)}))
+            "use_mmr": mmr, "mmr_tasks": ["statutes"], "fusion_weights": weights}))
         direct[dense, mmr] = {q: [h.doc_id for h in retriever.search(text, k=1000).documents]
                               for q, text in collection.queries.items()}
     mapping, sections = bridge_inputs(paths)
@@ -108,8 +185,23 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dic
         for q in collection.queries:
             bridged = [s for s, _ in bridge.rank(cited[q], exclude.get(q, ()))]
             run[q] = fuse_statute_rankings(direct[dense, mmr][q], bridged,
-                                           {"direct": weight, "precedents": 1.0}, configured.rrf_k)
-        rows.append({"dense_weight": dense, "use_mmr": mmr, "bridge_depth": bridge_depth,
+                                           {"direct": weight, "precedents": 1.0},
+                                           configured.rrf_k)
+        rows.append({"dense": dense, "mmr": mmr, "bridge_depth": bridge_depth,
                      "bridge_rank_offset": offset, "direct_weight": weight,
-                     **_maps(collection, run)})
-    return {"grid": rows, "best": _best(rows), "excluded_near_copies": exclude}
+                     "tuning_MAP": round(float(score_run(run, collection, ["MAP"])["MAP"].mean()), 4)})
+    return {"grid": rows, "best": best(rows), "excluded_near_copies": exclude}
+
+
+def choice(report: dict[str, Any], tuning: Dataset, statutes: Dataset) -> dict[str, Any]:
+    """What ``configs/tuning_choice.yaml`` records: each grid's chosen point and the rule."""
+    pick = {name: {k: v for k, v in found["best"].items() if not k.endswith("_MAP")}
+            for name, found in report["precedents"].items()}
+    return {"rule": RULE,
+            "tuned_on": {"precedents": f"{tuning.id} ({len(tuning.queries)} queries)",
+                         "statutes": f"{statutes.id} ({len(statutes.queries)} queries)"},
+            "precedents": pick,
+            "statutes": {k: v for k, v in report["statutes"]["best"].items()
+                         if not k.endswith("_MAP")},
+            "tuning_MAP": {name: found["best"]["tuning_MAP"]
+                           for name, found in report["precedents"].items()}}

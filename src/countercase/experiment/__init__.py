@@ -30,7 +30,7 @@ from countercase.experiment.runs import Run, ranked, read_trec_run, write_trec_r
 from countercase.experiment.significance import compare_all
 
 __all__ = ["Experiment", "ExperimentError", "ExperimentResult", "MEASURES", "Run", "System",
-           "TESTED_MEASURES", "ranked", "score_run"]
+           "TESTED_MEASURES", "admitted", "ranked", "score_run"]
 
 System = Callable[[Mapping[str, str]], Run]  # topics (qid -> text) -> run
 TESTED_MEASURES = ("MAP", "P@10", "BPREF", "RR")  # the track's measures: tested by default
@@ -41,8 +41,9 @@ class ExperimentError(CountercaseError, ValueError):
 
 
 def score_run(run: Run, dataset: Dataset, measures: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per-query scores of ``run`` on ``dataset``'s queries (one row per judged query)."""
-    return per_query(dataset.qrels, run, dataset.qids, tuple(measures) if measures else None)
+    """Per-query scores of ``run`` on ``dataset``'s queries (one row per judged query), over
+    what the dataset admits."""
+    return per_query(dataset.qrels, admitted(run, dataset), dataset.qids, tuple(measures) if measures else None)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def Experiment(systems: Mapping[str, System], dataset: Dataset,  # noqa: N802 (P
     runs, tables, seconds = {}, {}, {}
     for name, system in systems.items():
         started = time.perf_counter()
-        runs[name] = _cached_run(name, system, dataset, cache_dir)
+        runs[name] = admitted(_cached_run(name, system, dataset, cache_dir), dataset)
         seconds[name] = round(time.perf_counter() - started, 2)
         tables[name] = score_run(runs[name], dataset, names)
     significance = {
@@ -98,6 +99,15 @@ def Experiment(systems: Mapping[str, System], dataset: Dataset,  # noqa: N802 (P
     if out is not None:
         result.write(out)
     return result
+
+
+def admitted(run: Run, dataset: Dataset) -> Run:
+    """``run`` without what ``dataset`` does not admit for each query (a citation query's own
+    judgment and those decided after it): the collection's rule, applied to every system."""
+    if dataset.admits is None:
+        return run
+    return {qid: [(doc, score) for doc, score in ranking if dataset.admits(qid, doc)]
+            if qid in dataset.queries else ranking for qid, ranking in run.items()}
 
 
 def _cached_run(name: str, system: System, dataset: Dataset, cache_dir: Path | None) -> Run:

@@ -32,12 +32,13 @@ def pipeline_system(searchers: Searchers, params: RetrieveParams, depth: int,
     return rank
 
 
-def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs"):
-    """BM25 over whole documents (``index``: a document-level Lucene index)."""
+def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs", k1: float = 0.9,
+                     b: float = 0.4):
+    """BM25 (``k1``, ``b``) over whole documents (``index``: a document-level Lucene index)."""
     def rank(topics: Mapping[str, str]) -> Run:
         from countercase.index.bm25 import Bm25Searcher
 
-        with Bm25Searcher(index) as searcher:
+        with Bm25Searcher(index, k1=k1, b=b) as searcher:
             return {qid: searcher.search(text, depth)
                     for qid, text in tqdm(topics.items(), desc=label, unit="query")}
     return rank

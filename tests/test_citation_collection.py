@@ -1,0 +1,146 @@
+"""The citation collection on real AILA judgments: masking, the leakage guard, the date rule
+applied to every run, and the levers tuned on it (pooling, fusion, the citation prior)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from countercase.config import CitationsParams
+from countercase.datasets import CollectionError, citation_dataset
+from countercase.datasets.citations import read_citations
+from countercase.evaluate.tuning import TIE_MARGIN, best
+from countercase.experiment import Experiment, ranked, score_run
+from countercase.experiment.levers import citation_counts, pool_scores, with_prior
+from countercase.extract.masking import mask, person_names
+from countercase.reranker.collection import build_collection
+
+_YEAR = re.compile(r"\b(1[89]\d\d|20[0-2]\d)\b")
+
+
+def _key(doc_id: str) -> int:
+    return int(doc_id[1:])
+
+
+@pytest.fixture(scope="module")
+def corpus(aila_files) -> dict[str, str]:
+    """The first 600 AILA judgments (the resolver can only resolve a title it has seen)."""
+    docs = aila_files.casedocs()
+    return {d: docs[d] for d in sorted(docs, key=_key)[:600]}
+
+
+@pytest.fixture(scope="module")
+def years(corpus) -> dict[str, int | None]:
+    """Each judgment's year: the first year printed in its header (its date line)."""
+    return {d: int(m.group(1)) if (m := _YEAR.search(text[:300])) else None
+            for d, text in corpus.items()}
+
+
+@pytest.fixture(scope="module")
+def built(corpus, years, aila_files, tmp_path_factory):
+    queries = aila_files.queries()
+    texts = dict(corpus)
+    # plant an AILA query in a citing judgment: the leakage guard must keep it out
+    planted = "C10"
+    texts[planted] = texts[planted] + "\n" + queries["AILA_Q12"]
+    out = tmp_path_factory.mktemp("citations")
+    report = build_collection(texts, years, {}, queries, CitationsParams(), 2019, out)
+    return out, report, planted, texts
+
+
+def test_masking_hides_person_parties_and_statutes(corpus):
+    text = corpus["C4"]
+    title = text.lstrip().split("\n", 1)[0]
+    assert title.startswith("Budh Singh")
+    masked = mask(text[:3000], title)
+    assert "Budh" not in masked.text and "Singh" not in masked.text and "P1" in masked.text
+    assert masked.statutes > 0 and masked.acts > 0 and masked.parties > 0
+    # no provision number is left after a masked section keyword
+    assert not re.search(r"\bSections?\s+\d", masked.text)
+    assert "State of Uttar Pradesh" in masked.text  # an institution keeps its name, as in AILA
+
+
+def test_an_institution_party_is_not_masked(corpus):
+    assert person_names("Bridge and Roof Company (India), Limited v Union of India") == ["", ""]
+    assert person_names("Ashok Dhingra v N.C.T. of Delhi") == ["Ashok Dhingra", ""]
+    assert person_names("no title here") == []
+
+
+def test_queries_cite_only_earlier_judgments_and_never_leak(built, years):
+    out, report, planted, texts = built
+    found = read_citations(out)
+    assert len(found.topics) >= 50
+    assert planted not in found.topics
+    assert planted in report["leaking_documents"]
+    assert report["skipped"]["holds an AILA query's text"] == 1  # the planted citing judgment
+    for qid, relevant in found.qrels.items():
+        assert all(years[d] <= found.query_year[qid] for d in relevant), qid
+    for qid, text in list(found.topics.items())[:40]:
+        title = texts[qid].lstrip().split("\n", 1)[0]
+        for name in filter(None, person_names(title)):
+            assert name.lower() not in text.lower(), (qid, name)
+    parts = Counter(found.part.values())
+    assert abs(parts["tuning"] - parts["heldout"]) <= 1
+
+
+def test_every_run_is_cut_to_what_the_collection_admits(built, years):
+    out, _, _, _ = built
+    data = citation_dataset(out, "tuning")
+    qid = next(iter(data.queries))
+    year = read_citations(out).query_year[qid]
+    relevant = list(data.qrels[qid])
+    later = next(d for d, y in years.items() if y is not None and y > year)
+    # the query itself and a later judgment ranked above its relevant ones: both are dropped
+    cheat = {qid: ranked([qid, later, *relevant])}
+    honest = {qid: ranked(relevant)}
+    one = data.subset([qid], "one")
+    assert score_run(cheat, one, ["MAP"]).equals(score_run(honest, one, ["MAP"]))
+    result = Experiment({"cheat": lambda topics: cheat}, one, measures=["MAP"])
+    assert [d for d, _ in result.runs["cheat"][qid]] == relevant
+    assert result.aggregate()["cheat"]["MAP"] == 1.0
+
+
+def test_a_damaged_collection_file_is_named(built, tmp_path):
+    out, _, _, _ = built
+    for name in ("topics.tsv", "qrels.txt", "years.tsv", "links.tsv"):
+        (tmp_path / name).write_bytes((out / name).read_bytes())
+    (tmp_path / "cases.tsv").write_text("C1\t2001\tdevelopment\n", encoding="utf-8")
+    with pytest.raises(CollectionError, match="cases.tsv.*development"):
+        read_citations(tmp_path)
+    (tmp_path / "cases.tsv").unlink()
+    with pytest.raises(CollectionError, match="missing cases.tsv"):
+        read_citations(tmp_path)
+
+
+def test_pooling_rules_order_judgments_differently():
+    doc_of = {"a1": "A", "a2": "A", "b1": "B", "b2": "B", "c1": "C"}
+    first_of = {"A": "a1", "B": "b1", "C": "c1"}
+    hits = [("c1", 9.0), ("a2", 8.0), ("b1", 7.0), ("b2", 6.5), ("a1", 1.0)]
+    assert pool_scores(hits, doc_of, first_of, "max") == ["C", "A", "B"]
+    assert pool_scores(hits, doc_of, first_of, "sum2") == ["B", "C", "A"]
+    assert pool_scores(hits, doc_of, first_of, "first") == ["C", "B", "A"]
+    with pytest.raises(ValueError, match="unknown pooling"):
+        pool_scores(hits, doc_of, first_of, "median")
+
+
+def test_the_citation_prior_sees_only_what_the_query_may_see():
+    links = [("Q", "A"), ("X", "A"), ("Y", "B"), ("Y", "A")]
+    admits = lambda qid, doc: doc not in (qid, "Y")  # noqa: E731 (Y: decided after Q)
+    counts = citation_counts(links, ["Q"], admits)
+    assert counts["Q"] == Counter({"A": 1})  # Q's own citation and Y's are not counted
+    hidden = citation_counts(links, ["Q"], None, {"Q": ["X"]})
+    assert hidden["Q"] == Counter({"A": 2, "B": 1})
+    run = {"Q": ranked(["B", "C", "A"])}
+    same = with_prior(lambda topics: run, counts, 0.0, 60, 10)({"Q": ""})
+    assert [d for d, _ in same["Q"]] == ["B", "C", "A"]
+    lifted = with_prior(lambda topics: run, counts, 5.0, 60, 10)({"Q": ""})
+    assert [d for d, _ in lifted["Q"]][0] == "A"
+
+
+def test_the_tuning_rule_prefers_the_earlier_point_within_the_margin():
+    rows = [{"w": 0, "tuning_MAP": 0.1}, {"w": 1, "tuning_MAP": 0.1 + TIE_MARGIN / 2},
+            {"w": 2, "tuning_MAP": 0.1 + 2 * TIE_MARGIN}]
+    assert best(rows)["w"] == 2
+    assert best(rows[:2])["w"] == 0
