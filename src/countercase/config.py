@@ -49,7 +49,7 @@ class RetrieveParams(_Section):
     dense_depth: int = Field(50, gt=0)
     rrf_k: int = Field(60, ge=0)
     fusion_weights: dict[str, dict[str, float]] = {
-        "precedents": {"bm25": 1.0, "dense": 0.0}, "statutes": {"bm25": 1.0, "dense": 1.0}}
+        "precedents": {"bm25": 1.0, "dense": 0.0}, "statutes": {"bm25": 1.0, "dense": 0.5}}
     mmr_tasks: list[str] = []  # MMR runs for these tasks only (tuned: none)
     # the fact channel (countercase.index.facts) fused with the judgments by weighted RRF
     fact_weight: float = Field(0.0, ge=0)
@@ -63,8 +63,8 @@ class RetrieveParams(_Section):
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
     # statutes through the precedents that cite them (countercase.retrieve.statute_bridge)
     statute_bridge: bool = True
-    bridge_depth: int = Field(10, gt=0)
-    bridge_rank_offset: float = Field(5.0, ge=0)
+    bridge_depth: int = Field(20, gt=0)
+    bridge_rank_offset: float = Field(0.0, ge=0)
     bridge_weights: dict[str, float] = {"direct": 0.1, "precedents": 1.0}
     # the reranker used when use_rerank is on: the train_reranker stage's ONNX export
     rerank_model: str = str(layout.RERANKER_ONNX)
