@@ -144,3 +144,13 @@ def test_the_tuning_rule_prefers_the_earlier_point_within_the_margin():
             {"w": 2, "tuning_MAP": 0.1 + 2 * TIE_MARGIN}]
     assert best(rows)["w"] == 2
     assert best(rows[:2])["w"] == 0
+
+
+def test_a_regression_on_the_citation_collection_names_its_held_out_half():
+    from countercase.evaluate.regress import new_record
+    from countercase.evaluate.regressions import RegressionError
+
+    assert new_record("citations/full_docs_prior") == {
+        "collection": "citations", "condition": "full_docs_prior", "dataset": "citations/heldout"}
+    with pytest.raises(RegressionError, match="citations/full"):
+        new_record("citations/no_such_condition")

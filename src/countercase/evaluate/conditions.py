@@ -75,6 +75,13 @@ CONDITIONS = (
     Condition("full_docs_prior", "full_docs fused with the citation prior (how often the "
               "corpus cites a judgment) at the tuned weight", level="lever", lever="prior",
               tasks=("precedents",)),
+    # the baseline of the citation-collection tuning: `full` as AILA_Q1..Q10 alone had chosen it
+    Condition("full_aila_tuned", "the pipeline as tuned on AILA_Q1..Q10 alone, before the "
+              "citation collection: MMR on precedents; statute dense weight 1, bridge depth 10, "
+              "rank offset 5", overrides={
+                  "mmr_tasks": ["precedents"], "bridge_depth": 10, "bridge_rank_offset": 5.0,
+                  "fusion_weights": {"precedents": {"bm25": 1.0, "dense": 0.0},
+                                     "statutes": {"bm25": 1.0, "dense": 1.0}}}),
     Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
               "the statute bridge tuned on AILA_Q1..Q10)"),
     # the reranker's gain is rerank against no_rerank, whichever of them `full` is
@@ -88,4 +95,4 @@ BY_NAME = {c.name: c for c in CONDITIONS}
 # on the citation collection's held-out half (hundreds of queries): the system as configured,
 # its baselines and the levers; the chunking variants and the reranker are AILA-only
 HELDOUT = ("bm25_docs", "bm25", "dense", "fact_channel", "facts_equal", "passages_tuned",
-           "docs_tuned", "full_docs", "full_docs_prior", "full")
+           "docs_tuned", "full_docs", "full_docs_prior", "full_aila_tuned", "full")

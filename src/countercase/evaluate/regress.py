@@ -30,7 +30,7 @@ def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
     found: reg.Scores = {}
     for dataset_id in dict.fromkeys(r["dataset"] for r in records):
         chosen = [r for r in records if r["dataset"] == dataset_id]
-        dataset = load(dataset_id, aila_root)
+        dataset = _load(dataset_id, aila_root)
         if runs is not None:  # the evaluate stage's runs, read back as systems
             files = {r["condition"]: runs / r["collection"] / f"{r['condition']}.run"
                      for r in chosen}
@@ -73,7 +73,7 @@ def update(records: list[dict[str, Any]], root: Path, params: Params, paths: Ind
         raise reg.RegressionError("--update needs --reason: say why the expected scores change")
     planned = []
     for r in records:
-        dataset = load(r["dataset"], aila_root)
+        dataset = _load(r["dataset"], aila_root)
         condition = BY_NAME[r["condition"]]
         index = index_statistics(paths, dataset.task)
         if condition.level == "docs" or condition.chunking:  # not the main chunk table
@@ -96,11 +96,18 @@ def new_record(ref: str) -> dict[str, str]:
     from countercase.datasets import AILA_COLLECTIONS
 
     collection, _, condition = ref.rpartition("/")
-    if collection not in AILA_COLLECTIONS or condition not in BY_NAME:
+    if collection not in (*AILA_COLLECTIONS, "citations") or condition not in BY_NAME:
         raise reg.RegressionError(f"--update names a collection and a condition, e.g. "
-                                  f"aila2019-task1/bm25; got {ref!r}")
-    return {"collection": collection, "condition": condition,
-            "dataset": f"{collection.replace('-', '/')}/test"}
+                                  f"aila2019-task1/bm25 or citations/full; got {ref!r}")
+    dataset = ("citations/heldout" if collection == "citations"
+               else f"{collection.replace('-', '/')}/test")
+    return {"collection": collection, "condition": condition, "dataset": dataset}
+
+
+def _load(dataset_id: str, aila_root: Path | None):
+    """A regression's dataset: ``aila_root`` is the AILA folder; the citation collection is
+    read from its stage's folder."""
+    return load(dataset_id, None if dataset_id.startswith("citations") else aila_root)
 
 
 def _topics(qids: tuple[str, ...]) -> str:

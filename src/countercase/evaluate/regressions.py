@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
 from countercase.evaluate.conditions import BY_NAME, Condition
@@ -82,10 +83,14 @@ def select(root: Path, refs: Iterable[str]) -> list[dict[str, Any]]:
 def configuration(condition: Condition, params: Params) -> dict[str, Any]:
     """What a condition's scores depend on beyond the data: its level and parameters."""
     config: dict[str, Any] = {"level": condition.level, "evaluate": params.evaluate.model_dump()}
-    if condition.level == "chunks":
+    if condition.level in ("chunks", "lever"):
         config["retrieve"] = condition.params(params.retrieve,
                                               params.evaluate.chunk_depth).model_dump()
         config["index"] = params.index.model_dump()
+    if condition.level == "lever":  # built as the tune stage chose it
+        choice = yaml.safe_load(layout.TUNING_CHOICE.read_text(encoding="utf-8")) \
+            if layout.TUNING_CHOICE.exists() else {}
+        config["choice"] = (choice or {}).get("precedents", {})
     return config
 
 

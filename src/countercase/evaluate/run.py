@@ -25,8 +25,9 @@ from countercase.retrieve.searchers import Searchers
 log = logging.getLogger(__name__)
 
 # every condition is tested against these (rerank: when the trained reranker exists; rerank
-# against no_rerank is the reranker's gain, whichever of them the configured `full` is)
-REFERENCES = ("full", "bm25_docs", "no_rerank", "rerank")
+# against no_rerank is the reranker's gain, whichever of them the configured `full` is;
+# full_aila_tuned: the configuration before the citation collection's tuning)
+REFERENCES = ("full", "bm25_docs", "full_aila_tuned", "no_rerank", "rerank")
 
 
 @dataclass(frozen=True)
