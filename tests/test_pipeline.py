@@ -72,7 +72,7 @@ def test_a_retriever_with_fusion_weight_0_is_not_run(corpus):
 def test_a_passage_finds_its_judgment_with_full_attribution(corpus):
     chunks, *_, docs = corpus
     target = chunks[chunks["doc_id"] == "C7"].iloc[1]
-    result = retriever(corpus).search(target["text"][:600])
+    result = retriever(corpus, mmr_tasks=["precedents"]).search(target["text"][:600])
     top = result.documents[0]
     assert top.doc_id == "C7"
     assert top.page_number == 1 and top.source_path == "C7"
