@@ -154,3 +154,17 @@ def test_a_regression_on_the_citation_collection_names_its_held_out_half():
         "collection": "citations", "condition": "full_docs_prior", "dataset": "citations/heldout"}
     with pytest.raises(RegressionError, match="citations/full"):
         new_record("citations/no_such_condition")
+
+
+def test_a_tuning_choice_without_a_setting_is_named(built, tmp_path):
+    from countercase.evaluate.levers import LeverSource
+
+    out, _, _, _ = built
+    choice = tmp_path / "choice.yaml"
+    choice.write_text("precedents:\n  passages_bm25: {pool: sum2, k1: 0.9}\n  docs: {k1: 1.2, b: 0.4}\n"
+                      "  docs_fusion: {weight: 1.0}\n  prior: {weight: 0.25}\n", encoding="utf-8")
+    with pytest.raises(CollectionError, match=r"choice.yaml: no choice for passages_bm25\.b"):
+        LeverSource.read(choice, out)
+    choice.write_text("- not a mapping\n", encoding="utf-8")
+    with pytest.raises(CollectionError, match="cannot read the tuning choice"):
+        LeverSource.read(choice, out)

@@ -37,8 +37,11 @@ class LeverSource:
         except (OSError, yaml.YAMLError, KeyError, TypeError) as error:
             raise CollectionError(f"cannot read the tuning choice {choice}: {error} "
                                   "(run `dvc repro tune`)") from None
-        missing = [name for name in ("passages_bm25", "docs", "docs_fusion", "prior")
-                   if name not in picked]
+        needed = {"passages_bm25": ("pool", "k1", "b"), "docs": ("k1", "b"),
+                  "docs_fusion": ("weight",), "prior": ("weight",)}
+        missing = [f"{grid}.{key}" for grid, keys in needed.items() for key in keys
+                   if not isinstance(picked, dict) or not isinstance(picked.get(grid), dict)
+                   or key not in picked[grid]]
         if missing:
             raise CollectionError(f"{choice}: no choice for {', '.join(missing)}")
         return cls(picked, read_citations(citations).links)

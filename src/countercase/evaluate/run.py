@@ -76,8 +76,11 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
     can be evaluated before (or without) the reranker's training; the conditions that need it
     are then left out, and the others run with the first stage alone."""
     conditions = [c for c in conditions if task in c.tasks
-                  and (c.chunking is None or variants is not None)
-                  and (c.level != "lever" or levers is not None)]
+                  and (c.chunking is None or variants is not None)]
+    if levers is None and any(c.level == "lever" for c in conditions):
+        log.warning("no tuning choice (configs/tuning_choice.yaml, stage tune): condition(s) "
+                    "%s skipped", ", ".join(c.name for c in conditions if c.level == "lever"))
+        conditions = [c for c in conditions if c.level != "lever"]
     reranks = [c for c in conditions if c.overrides.get("use_rerank")]
     model = Path(base.rerank_model)
     if (reranks or base.use_rerank) and not model.is_dir():
