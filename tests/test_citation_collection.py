@@ -121,6 +121,9 @@ def test_pooling_rules_order_judgments_differently():
     assert pool_scores(hits, doc_of, first_of, "max") == ["C", "A", "B"]
     assert pool_scores(hits, doc_of, first_of, "sum2") == ["B", "C", "A"]
     assert pool_scores(hits, doc_of, first_of, "first") == ["C", "B", "A"]
+    # sum3 adds whatever a judgment has (A: 8 + 1, B: 7 + 6.5); mean3 divides by what it has
+    assert pool_scores(hits, doc_of, first_of, "sum3") == ["B", "C", "A"]
+    assert pool_scores(hits, doc_of, first_of, "mean3") == ["C", "B", "A"]
     with pytest.raises(ValueError, match="unknown pooling"):
         pool_scores(hits, doc_of, first_of, "median")
 
@@ -168,3 +171,14 @@ def test_a_tuning_choice_without_a_setting_is_named(built, tmp_path):
     choice.write_text("- not a mapping\n", encoding="utf-8")
     with pytest.raises(CollectionError, match="cannot read the tuning choice"):
         LeverSource.read(choice, out)
+
+
+def test_the_prior_under_the_collection_rule_counts_only_earlier_citers(built):
+    out, _, _, _ = built
+    found = read_citations(out)
+    qid = next(q for q in found.topics if any(a != q for a, _ in found.links))
+    counts = citation_counts(found.links, [qid], found.admits)[qid]
+    seen = Counter(b for a, b in found.links
+                   if a != qid and found.years.get(a) is not None
+                   and found.years[a] <= found.query_year[qid])
+    assert counts == seen
