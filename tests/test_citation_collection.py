@@ -1,5 +1,6 @@
-"""The citation collection on real AILA judgments: masking, the leakage guard, the date rule
-applied to every run, and the levers tuned on it (pooling, fusion, the citation prior)."""
+"""The citation collection on real AILA judgments: masking, the leakage guard, near-copy groups,
+the date rule carried to every search and applied to every run, and the levers tuned on it
+(pooling, fusion, the citation prior)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import pytest
 
 from countercase.config import CitationsParams
 from countercase.datasets import CollectionError, citation_dataset
-from countercase.datasets.citations import read_citations
+from countercase.datasets.citations import decided_by, read_citations
+from countercase.datasets.limits import Limit, Topics, limit_of, merged
 from countercase.evaluate.tuning import TIE_MARGIN, best
 from countercase.experiment import Experiment, ranked, score_run
 from countercase.experiment.levers import citation_counts, pool_scores, with_prior
 from countercase.extract.masking import mask, person_names
-from countercase.reranker.collection import build_collection
+from countercase.extract.metadata import parse_date
+from countercase.reranker.collection import build_collection, near_copy_groups
 
 _YEAR = re.compile(r"\b(1[89]\d\d|20[0-2]\d)\b")
 
@@ -39,14 +42,22 @@ def years(corpus) -> dict[str, int | None]:
 
 
 @pytest.fixture(scope="module")
-def built(corpus, years, aila_files, tmp_path_factory):
+def dates(corpus) -> dict[str, str | None]:
+    return {d: (day.isoformat() if (day := parse_date(text[:300])) else None)
+            for d, text in corpus.items()}
+
+
+@pytest.fixture(scope="module")
+def built(corpus, years, dates, aila_files, tmp_path_factory):
     queries = aila_files.queries()
     texts = dict(corpus)
     # plant an AILA query in a citing judgment: the leakage guard must keep it out
     planted = "C10"
     texts[planted] = texts[planted] + "\n" + queries["AILA_Q12"]
+    # and one citing judgment in another (C6 then holds C5's facts): one query of the two
+    texts["C6"] = texts["C6"] + "\n" + texts["C5"]
     out = tmp_path_factory.mktemp("citations")
-    report = build_collection(texts, years, {}, queries, CitationsParams(), 2019, out)
+    report = build_collection(texts, years, dates, {}, queries, CitationsParams(), 2019, out)
     return out, report, planted, texts
 
 
@@ -76,7 +87,7 @@ def test_queries_cite_only_earlier_judgments_and_never_leak(built, years):
     assert planted in report["leaking_documents"]
     assert report["skipped"]["holds an AILA query's text"] == 1  # the planted citing judgment
     for qid, relevant in found.qrels.items():
-        assert all(years[d] <= found.query_year[qid] for d in relevant), qid
+        assert all(years[d] <= found.years[qid] for d in relevant), qid
     for qid, text in list(found.topics.items())[:40]:
         title = texts[qid].lstrip().split("\n", 1)[0]
         for name in filter(None, person_names(title)):
@@ -85,11 +96,62 @@ def test_queries_cite_only_earlier_judgments_and_never_leak(built, years):
     assert abs(parts["tuning"] - parts["heldout"]) <= 1
 
 
+def test_a_near_copy_group_keeps_one_query_and_hides_the_others_from_it(built, dates):
+    out, report, _, _ = built
+    found = read_citations(out)
+    assert report["near_copies"]["groups"] == [["C5", "C6"]]
+    assert report["skipped"]["a near-copy of another query"] == 1
+    assert "C5" in found.topics and "C6" not in found.topics
+    limit = found.limits["C5"]
+    assert {"C5", "C6"} <= limit.exclude and not found.admits("C5", "C6")
+    # the date rule within the query's year: only judgments dated no later are admitted
+    year, day = found.years["C5"], dates["C5"]
+    same_year = [d for d, y in found.years.items() if y == year and d not in ("C5", "C6")]
+    assert same_year
+    for d in same_year:
+        assert found.admits("C5", d) == (dates[d] <= day), d
+
+
+def test_the_date_rule():
+    assert decided_by(1990, None, 1991, None)
+    assert not decided_by(1992, "1992-01-01", 1991, "1991-12-31")
+    assert decided_by(1991, "1991-03-01", 1991, "1991-03-01")
+    assert not decided_by(1991, "1991-03-02", 1991, "1991-03-01")
+    assert not decided_by(1991, None, 1991, "1991-03-01")  # undated: might be later
+    assert not decided_by(None, None, 1991, "1991-03-01")
+
+
+def test_near_copies_link_queries_into_groups(corpus):
+    facts = {d: corpus[d][:1500] for d in ("C20", "C30", "C40")}
+    texts = {**corpus, "C30": corpus["C30"] + "\n" + corpus["C20"][:1500]}
+    copies, groups = near_copy_groups(facts, texts, 0.5)
+    assert copies["C20"] == {"C30"} and not copies.get("C40")
+    assert groups == [["C20", "C30"]]
+
+
+def test_the_limits_reach_every_system_with_the_topics(built):
+    out, _, _, _ = built
+    data = citation_dataset(out, "tuning")
+    seen = {}
+
+    def system(topics):
+        seen.update({q: limit_of(topics, q) for q in topics})
+        return {q: [] for q in topics}
+
+    Experiment({"probe": system}, data, measures=["MAP"])
+    assert seen == data.limits and all(isinstance(v, Limit) for v in seen.values())
+    assert all(seen[q].year_to == data.years[q] and q in seen[q].exclude for q in seen)
+    both = merged(data.topics, {"AILA_Q1": "text"})
+    assert limit_of(both, "AILA_Q1") is None and limit_of(both, data.qids[0]) == seen[data.qids[0]]
+    assert limit_of({"q": "plain mapping"}, "q") is None
+    assert Topics({"a": "x", "b": "y"}, {"a": Limit(2000)}).subset(["b"]).limits == {}
+
+
 def test_every_run_is_cut_to_what_the_collection_admits(built, years):
     out, _, _, _ = built
     data = citation_dataset(out, "tuning")
     qid = next(iter(data.queries))
-    year = read_citations(out).query_year[qid]
+    year = read_citations(out).years[qid]
     relevant = list(data.qrels[qid])
     later = next(d for d, y in years.items() if y is not None and y > year)
     # the query itself and a later judgment ranked above its relevant ones: both are dropped
@@ -104,7 +166,7 @@ def test_every_run_is_cut_to_what_the_collection_admits(built, years):
 
 def test_a_damaged_collection_file_is_named(built, tmp_path):
     out, _, _, _ = built
-    for name in ("topics.tsv", "qrels.txt", "years.tsv", "links.tsv"):
+    for name in ("topics.tsv", "qrels.txt", "judgments.tsv", "copies.tsv", "links.tsv"):
         (tmp_path / name).write_bytes((out / name).read_bytes())
     (tmp_path / "cases.tsv").write_text("C1\t2001\tdevelopment\n", encoding="utf-8")
     with pytest.raises(CollectionError, match="cases.tsv.*development"):
@@ -179,6 +241,14 @@ def test_the_prior_under_the_collection_rule_counts_only_earlier_citers(built):
     qid = next(q for q in found.topics if any(a != q for a, _ in found.links))
     counts = citation_counts(found.links, [qid], found.admits)[qid]
     seen = Counter(b for a, b in found.links
-                   if a != qid and found.years.get(a) is not None
-                   and found.years[a] <= found.query_year[qid])
+                   if a not in found.limits[qid].exclude and found.years.get(a) is not None
+                   and found.years[a] <= found.years[qid])
     assert counts == seen
+
+
+def test_the_tuned_system_is_named_from_the_choice_by_its_rule():
+    from countercase.evaluate.tuning import tuned_system
+
+    assert tuned_system({"docs_fusion": {"weight": 0.0}, "prior": {"weight": 0.0}}) == "full"
+    assert tuned_system({"docs_fusion": {"weight": 2.0}, "prior": {"weight": 0.0}}) == "full_docs"
+    assert tuned_system({"docs_fusion": {"weight": 0.0}, "prior": {"weight": 0.1}}) == "full_docs_prior"

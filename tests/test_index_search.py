@@ -193,3 +193,34 @@ def test_a_chunking_variant_cuts_the_same_judgments_smaller(built):
         assert first.at[row.doc_id, "case_id"] == row.case_id
     with Bm25Searcher(variant.index_dir / "precedents_chunks") as searcher:
         assert searcher.num_docs == len(small)
+
+
+def test_every_system_applies_the_topics_limits_inside_its_search(built):
+    """A query that is one of the corpus judgments, searched leave-one-out by each kind of
+    system: its own judgment and later ones never appear, and the lists stay full."""
+    from countercase.datasets.limits import Limit, Topics
+    from countercase.experiment.levers import passage_system
+    from countercase.experiment.systems import bm25_docs_system, pipeline_system
+    from countercase.retrieve.searchers import Searchers
+
+    paths, _, _ = built
+    chunks = pd.read_parquet(paths.chunks)
+    meta = pd.read_parquet(paths.metadata).set_index("doc_id")
+    query = " ".join(chunks[chunks["doc_id"] == "C3"]["text"])[:2000]
+    year = int(meta.loc["C3", "year"])
+    limit = Limit(year, frozenset({"C3"}))
+    admitted = {d for d, y in meta["year"].items() if d != "C3" and y == y and y <= year}
+    assert admitted and len(admitted) < len(meta) - 1  # the year bound removes some
+    open_ = Topics({"C3": query})
+    limited = Topics({"C3": query}, {"C3": limit})
+    params = RetrieveParams(bm25_depth=200, dense_depth=200, fusion_weights={
+        "precedents": {"bm25": 1.0, "dense": 1.0}})
+    systems = {
+        "pipeline": pipeline_system(Searchers("precedents", params, paths), params, 20),
+        "docs": bm25_docs_system(paths.index_dir / "precedents_docs", 20),
+        "passages": passage_system(paths.index_dir / "precedents_chunks",
+                                   chunks[["chunk_id", "doc_id", "index"]], 200, 20, "sum2")}
+    for name, system in systems.items():
+        assert system(open_)["C3"][0][0] == "C3", name  # unlimited, it finds itself first
+        found = [d for d, _ in system(limited)["C3"]]
+        assert set(found) == admitted, name  # every admitted judgment, nothing else

@@ -96,6 +96,20 @@ def test_year_filter_excludes_and_pre_and_post_filter_agree(corpus):
     assert [h.chunk_id for h in pre.chunks] == [h.chunk_id for h in post.chunks]
 
 
+def test_an_excluded_judgment_is_cut_inside_the_search_whatever_its_share(corpus):
+    chunks = corpus[0]
+    query = " ".join(chunks[chunks["doc_id"] == "C7"]["text"])[:1500]
+    # k 2: cut after the search, C7's own chunks would be two of the candidates kept
+    plain = retriever(corpus, prefilter_threshold=1.0, bm25_depth=3, dense_depth=3, k=3)
+    assert plain.search(query).documents[0].doc_id == "C7"
+    flt = SearchFilter.build(exclude=["C7"])
+    found = plain.search(query, flt)
+    assert found.prefiltered  # one judgment of 40: below the share rule, still inside
+    assert "C7" not in {h.doc_id for h in found.chunks}
+    assert len(found.chunks) == 3  # the candidates are filled by other judgments
+    assert SearchFilter.of_limit(None) is None
+
+
 def test_each_stage_switches_off(corpus):
     query = "tenant eviction under the rent control act"
     bm25_only = retriever(corpus, use_dense=False, use_mmr=False).search(query)

@@ -17,8 +17,10 @@ id                             what
 =============================  ==========================================================
 
 Every AILA file is checked against its checksum and counts on load. A dataset may restrict
-what a search may return for each query (``admits``): the citation collection admits only
-judgments decided no later than the query, never the query itself.
+what a search may return for each query (``limits``, :mod:`countercase.datasets.limits`): the
+citation collection admits only judgments decided no later than the query, never the query
+itself nor its near-copies. ``dataset.topics`` carries them to every system, which applies them
+inside its search; ``dataset.admits`` checks a run against the same rule.
 
 ``dataset.collection`` names the task's outputs (run folders, metric keys, regression folders):
 ``aila2019-task1`` for every AILA Task 1 id.
@@ -26,22 +28,23 @@ judgments decided no later than the query, never the query itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from countercase import layout
 from countercase.datasets import aila
 from countercase.datasets.citations import PARTS, read_citations
+from countercase.datasets.limits import Limit, Topics
 from countercase.datasets.trec import (CollectionError, Qrels, QrelsError, TopicsError,
                                        iter_jsonl_documents, read_qrels, read_topics,
                                        unretrievable)
 
-__all__ = ["CollectionError", "Dataset", "QrelsError", "TopicsError", "citation_dataset", "load",
-           "trec_dataset", "unretrievable", "AILA_COLLECTIONS", "DATASET_IDS"]
+__all__ = ["CollectionError", "Dataset", "Limit", "QrelsError", "Topics", "TopicsError",
+           "citation_dataset", "load", "trec_dataset", "unretrievable", "AILA_COLLECTIONS",
+           "DATASET_IDS"]
 
 Docs = Callable[[], Iterator[tuple[str, str]]]
-Admits = Callable[[str, str], bool]  # (qid, doc id) -> may a search for qid return doc id
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,22 @@ class Dataset:
     queries: dict[str, str]
     qrels: Qrels
     docs: Docs | None = field(default=None, repr=False, compare=False)
-    admits: Admits | None = field(default=None, repr=False, compare=False)
+    limits: Mapping[str, Limit] = field(default_factory=dict, repr=False, compare=False)
+    years: Mapping[str, int | None] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def qids(self) -> tuple[str, ...]:
         return tuple(self.queries)
+
+    @property
+    def topics(self) -> Topics:
+        """The queries as every system receives them: with their limits."""
+        return Topics(self.queries, self.limits)
+
+    def admits(self, qid: str, doc_id: str) -> bool:
+        """May a search for ``qid`` return ``doc_id`` (``years``: the judgments' years)?"""
+        limit = self.limits.get(qid)
+        return limit is None or limit.admits(doc_id, self.years.get(doc_id))
 
     def docs_iter(self) -> Iterator[tuple[str, str]]:
         """(doc id, text) of every document, in id order."""
@@ -70,7 +84,7 @@ class Dataset:
         return Dataset(f"{self.id}/{suffix}", self.collection, self.task,
                        {q: self.queries[q] for q in keep},
                        {q: self.qrels[q] for q in keep if q in self.qrels}, self.docs,
-                       self.admits)
+                       {q: self.limits[q] for q in keep if q in self.limits}, self.years)
 
 
 AILA_COLLECTIONS = {"aila2019-task1": "precedents", "aila2019-task2": "statutes"}
@@ -126,4 +140,5 @@ def citation_dataset(folder: Path, part: str | None = None) -> Dataset:
     return Dataset("citations" + (f"/{part}" if part else ""), "citations", "precedents",
                    {q: found.topics[q] for q in qids},
                    {q: found.qrels[q] for q in qids if q in found.qrels},
-                   lambda: aila.casedocs(Path(layout.AILA)), found.admits)
+                   lambda: aila.casedocs(Path(layout.AILA)),
+                   {q: found.limits[q] for q in qids}, found.years)

@@ -3,27 +3,45 @@
 Each query is the facts of a citing judgment, masked as AILA masks its queries (no party names,
 no statute references: :mod:`countercase.extract.masking`); its relevant documents are the
 corpus judgments it cites (the links the citation miner resolves). A search for it may return
-only judgments decided no later than it, and never itself: :meth:`Citations.admits` is that
-rule, and :func:`~countercase.experiment.Experiment` applies it to every run, so every system
-is searched leave-one-out without knowing it.
+only other judgments decided no later than it (:func:`decided_by`), never itself nor its
+near-copies: :meth:`Citations.limit` is that rule as a :class:`~countercase.datasets.limits.Limit`,
+applied inside every search of every system (and :meth:`Citations.admits` checks a run against
+the same rule).
 
 The folder (``countercase.layout.CITATIONS``, written by the ``citations`` stage) holds
 ``topics.tsv`` (qid = the citing judgment's id), ``qrels.txt``, ``cases.tsv`` (qid, year, part:
-``tuning`` or ``heldout``), ``years.tsv`` (every corpus judgment's year, empty when unknown) and
-``links.tsv`` (every resolved citation link: citing, cited). Judgments that hold an AILA query's
-text (its source and near-copies) are never queries.
+``tuning`` or ``heldout``), ``judgments.tsv`` (every corpus judgment's year and ISO date, each
+empty when unknown), ``copies.tsv`` (qid, a judgment holding the query's facts or sharing its
+near-copy group: never a candidate for it) and ``links.tsv`` (every resolved citation link:
+citing, cited). Judgments that hold an AILA query's text (its source and near-copies) are never
+queries, and of a group of near-copies only one is.
 """
 
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+from countercase.datasets.limits import Limit
 from countercase.datasets.trec import CollectionError, read_qrels, read_topics
 
 PARTS = ("tuning", "heldout")
-FILES = ("topics.tsv", "qrels.txt", "cases.tsv", "years.tsv", "links.tsv")
+FILES = ("topics.tsv", "qrels.txt", "cases.tsv", "judgments.tsv", "copies.tsv", "links.tsv")
+
+
+def decided_by(year: int | None, date: str | None, query_year: int,
+               query_date: str | None) -> bool:
+    """Was a judgment of ``year``/``date`` decided no later than the query? An earlier year
+    is; within the query's year only a judgment dated no later than a dated query is (an
+    undated one might be later); an unknown year never is."""
+    if year is None or year > query_year:
+        return False
+    if year < query_year:
+        return True
+    return date is not None and query_date is not None and date <= query_date
 
 
 def _rows(path: Path, width: int) -> list[list[str]]:
@@ -43,22 +61,36 @@ def _year(value: str, path: Path) -> int | None:
     return int(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Citations:
     """The collection's files, read once."""
 
     topics: dict[str, str]
     qrels: dict[str, dict[str, int]]
     part: dict[str, str]  # qid -> tuning | heldout
-    query_year: dict[str, int]
-    years: dict[str, int | None]  # every corpus judgment
+    years: dict[str, int | None]  # every corpus judgment (the queries among them)
+    dates: dict[str, str | None]  # ISO dates, idem
+    copies: dict[str, frozenset[str]]  # qid -> judgments never returned for it
     links: tuple[tuple[str, str], ...]  # (citing, cited), every resolved link of the corpus
 
+    @cached_property
+    def limits(self) -> dict[str, Limit]:
+        """qid -> what a search for it may return: judgments of its year or before, never
+        itself, its copies, nor a judgment of its year not known to be decided before it."""
+        of_year: dict[int, list[str]] = defaultdict(list)
+        for doc, year in self.years.items():
+            if year is not None:
+                of_year[year].append(doc)
+        out = {}
+        for qid in self.topics:
+            year, date = self.years[qid], self.dates[qid]
+            later = {d for d in of_year[year]
+                     if not decided_by(year, self.dates.get(d), year, date)}
+            out[qid] = Limit(year, frozenset({qid} | self.copies.get(qid, frozenset()) | later))
+        return out
+
     def admits(self, qid: str, doc_id: str) -> bool:
-        """A judgment a search for ``qid`` may return: another judgment decided no later
-        than the query (an unknown year is never admitted)."""
-        year = self.years.get(doc_id)
-        return doc_id != qid and year is not None and year <= self.query_year[qid]
+        return self.limits[qid].admits(doc_id, self.years.get(doc_id))
 
     def qids(self, part: str | None = None) -> list[str]:
         return [q for q in self.topics if part is None or self.part[q] == part]
@@ -81,7 +113,14 @@ def read_citations(folder: Path) -> Citations:
     if set(topics) != set(query_year) or None in query_year.values():
         raise CollectionError(f"{folder}: topics.tsv and cases.tsv must list the same queries, "
                               "each with its year")
+    judgments = _rows(folder / "judgments.tsv", 3)
+    years = {d: _year(y, folder / "judgments.tsv") for d, y, _ in judgments}
+    if any(years.get(q) != y for q, y in query_year.items()):
+        raise CollectionError(f"{folder}: cases.tsv and judgments.tsv disagree on a query's year")
+    copies: dict[str, set[str]] = defaultdict(set)
+    for qid, doc in _rows(folder / "copies.tsv", 2):
+        copies[qid].add(doc)
     return Citations(topics, read_qrels(folder / "qrels.txt"), {q: p for q, _, p in cases},
-                     query_year,
-                     {d: _year(y, folder / "years.tsv") for d, y in _rows(folder / "years.tsv", 2)},
+                     years, {d: date or None for d, _, date in judgments},
+                     {q: frozenset(docs) for q, docs in copies.items()},
                      tuple((a, b) for a, b in _rows(folder / "links.tsv", 2)))

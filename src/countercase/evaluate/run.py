@@ -111,7 +111,7 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
                  if any(c.level in ("chunks", "lever") for c in conditions) else None)
     # a collection with its own rule (the citation queries are corpus judgments) needs no guard
     overlaps = (searchers.corpus_copies(dataset.queries)
-                if searchers is not None and dataset.admits is None else {})
+                if searchers is not None and not dataset.limits else {})
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
     systems = {c.name: condition_system(c, dataset.task, paths, base, evaluate, searchers,
                                         exclude, variants, levers, dataset.admits)

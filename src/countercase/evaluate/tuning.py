@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from countercase.config import Params
 from countercase.datasets import Dataset
+from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
 from countercase.experiment import Run, ranked, score_run
 from countercase.experiment.levers import (POOLS, citation_counts, fused, passage_system,
@@ -54,13 +55,19 @@ TIE_MARGIN = 0.001
 RULE = (f"highest MAP on the tuning queries; a point within {TIE_MARGIN} of it that comes "
         "earlier in grid order (the simpler setting) is taken instead; grids walked in order, "
         "each on the choices before it")
+SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline and facts grids, copied "
+               "into params.yaml) with every lever whose chosen weight is above 0: full_docs_prior "
+               "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
 DENSE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
 K1S = (0.9, 0.6, 1.2, 1.5)  # Anserini's default first
 BS = (0.4, 0.75)
 FUSION_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 PRIOR_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
-STATUTE_DENSE_WEIGHTS = (0.0, 0.5, 1.0)
+STATUTE_SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline and facts grids, copied "
+               "into params.yaml) with every lever whose chosen weight is above 0: full_docs_prior "
+               "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
+DENSE_WEIGHTS = (0.0, 0.5, 1.0)
 BRIDGE_DEPTHS = (10, 20, 50)
 BRIDGE_OFFSETS = (0.0, 5.0)
 DIRECT_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
@@ -79,7 +86,7 @@ class Scorer:
 
     def __init__(self, tuning: Dataset, reported: Dataset) -> None:
         self.tuning, self.reported = tuning, reported
-        self.topics = {**tuning.queries, **reported.queries}
+        self.topics = merged(tuning.topics, reported.topics)
 
     def run(self, system: System) -> Run:
         return system(self.topics)
@@ -193,11 +200,21 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dic
     return {"grid": rows, "best": best(rows), "excluded_near_copies": exclude}
 
 
+def tuned_system(pick: dict[str, dict[str, Any]]) -> str:
+    """The evaluate condition the precedent choice amounts to (:data:`SYSTEM_RULE`)."""
+    if pick.get("prior", {}).get("weight", 0) > 0:
+        return "full_docs_prior"
+    if pick.get("docs_fusion", {}).get("weight", 0) > 0:
+        return "full_docs"
+    return "full"
+
+
 def choice(report: dict[str, Any], tuning: Dataset, statutes: Dataset) -> dict[str, Any]:
-    """What ``configs/tuning_choice.yaml`` records: each grid's chosen point and the rule."""
+    """What ``configs/tuning_choice.yaml`` records: each grid's chosen point, the rule, and the
+    tuned system the test will name."""
     pick = {name: {k: v for k, v in found["best"].items() if not k.endswith("_MAP")}
             for name, found in report["precedents"].items()}
-    return {"rule": RULE,
+    return {"rule": RULE, "tuned_system": tuned_system(pick), "system_rule": SYSTEM_RULE,
             "tuned_on": {"precedents": f"{tuning.id} ({len(tuning.queries)} queries)",
                          "statutes": f"{statutes.id} ({len(statutes.queries)} queries)"},
             "precedents": pick,

@@ -7,6 +7,12 @@ over the family, Cohen's d). This is the one scoring loop of the package: the ev
 stages, the reranker's validation, the LLM reranker, the perturb stage's comparison of query
 constructions, the notebooks and the paper all go through it.
 
+Each system receives the dataset's :class:`~countercase.datasets.Topics`: the queries with what
+a search for each may return (the citation collection's leave-one-out rule), which the package's
+systems apply inside their searches; every run is also checked against the same rule
+(:func:`admitted`), so a system that ignores the limits is still scored only on what it may
+return.
+
 A system with a ``cache_key`` attribute (a string that changes whenever its rankings would) has
 its run kept under ``cache_dir`` and read back instead of ranking again.
 """
@@ -104,7 +110,7 @@ def Experiment(systems: Mapping[str, System], dataset: Dataset,  # noqa: N802 (P
 def admitted(run: Run, dataset: Dataset) -> Run:
     """``run`` without what ``dataset`` does not admit for each query (a citation query's own
     judgment and those decided after it): the collection's rule, applied to every system."""
-    if dataset.admits is None:
+    if not dataset.limits:
         return run
     return {qid: [(doc, score) for doc, score in ranking if dataset.admits(qid, doc)]
             if qid in dataset.queries else ranking for qid, ranking in run.items()}
@@ -113,11 +119,11 @@ def admitted(run: Run, dataset: Dataset) -> Run:
 def _cached_run(name: str, system: System, dataset: Dataset, cache_dir: Path | None) -> Run:
     key = getattr(system, "cache_key", None)
     if cache_dir is None or key is None:
-        return system(dataset.queries)
+        return system(dataset.topics)
     digest = hashlib.sha256(json.dumps([key, dataset.id, list(dataset.qids)]).encode())
     path = Path(cache_dir) / f"{name}-{digest.hexdigest()[:16]}.run"
     if path.exists():
         return read_trec_run(path)
-    run = system(dataset.queries)
+    run = system(dataset.topics)
     write_trec_run(run, path, name)
     return run

@@ -22,7 +22,9 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from countercase.datasets.limits import limit_of
 from countercase.experiment.runs import Run, ranked
+from countercase.experiment.systems import lucene_filter
 from countercase.retrieve.fusion import reciprocal_rank_fusion
 
 POOLS = ("max", "sum2", "sum3", "mean3", "first")
@@ -67,8 +69,9 @@ def passage_system(index: Path, chunks: pd.DataFrame, chunk_depth: int, depth: i
         from countercase.index.bm25 import Bm25Searcher
 
         with Bm25Searcher(index, k1=k1, b=b) as searcher:
-            return {qid: ranked(pool_scores(searcher.search(text, chunk_depth), doc_of,
-                                            first_of, pool)[:depth])
+            return {qid: ranked(pool_scores(searcher.search(
+                        text, chunk_depth, lucene_filter(limit_of(topics, qid))), doc_of,
+                        first_of, pool)[:depth])
                     for qid, text in tqdm(topics.items(), desc=label, unit="query")}
     return rank
 

@@ -1,4 +1,7 @@
-"""Systems built from the retrieval pipeline: ranking functions ``topics -> run``."""
+"""Systems built from the retrieval pipeline: ranking functions ``topics -> run``.
+
+Each applies the topics' limits (:mod:`countercase.datasets.limits`) inside its search.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,19 @@ from pathlib import Path
 from tqdm import tqdm
 
 from countercase.config import RetrieveParams
+from countercase.datasets.limits import Limit, limit_of
 from countercase.experiment.runs import Run, ranked
+from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.searchers import Searchers
+
+
+def lucene_filter(limit: Limit | None):
+    """The Lucene filter of a query's limit (None: no limit)."""
+    if limit is None:
+        return None
+    from countercase.index.bm25 import LuceneFilter
+
+    return LuceneFilter(year_to=limit.year_to, exclude_doc_ids=limit.exclude)
 
 
 def candidate_params(base: RetrieveParams, chunk_depth: int, **overrides) -> RetrieveParams:
@@ -27,7 +41,8 @@ def pipeline_system(searchers: Searchers, params: RetrieveParams, depth: int,
 
     def rank(topics: Mapping[str, str]) -> Run:
         return {qid: ranked([h.doc_id for h in search(
-                    text, depth, (exclude or {}).get(qid, ())).documents])
+                    text, depth, (exclude or {}).get(qid, ()),
+                    SearchFilter.of_limit(limit_of(topics, qid))).documents])
                 for qid, text in tqdm(topics.items(), desc=label, unit="query")}
     return rank
 
@@ -39,7 +54,7 @@ def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs", k1: floa
         from countercase.index.bm25 import Bm25Searcher
 
         with Bm25Searcher(index, k1=k1, b=b) as searcher:
-            return {qid: searcher.search(text, depth)
+            return {qid: searcher.search(text, depth, lucene_filter(limit_of(topics, qid)))
                     for qid, text in tqdm(topics.items(), desc=label, unit="query")}
     return rank
 
@@ -52,8 +67,12 @@ def fact_system(index: Path, depth: int, label: str = "fact_channel"):
 
         searcher = FactSearcher(index)
         try:
-            return {qid: searcher.search(extract_rules(text, qid, "query"), depth)
-                    for qid, text in tqdm(topics.items(), desc=label, unit="query")}
+            found = {}
+            for qid, text in tqdm(topics.items(), desc=label, unit="query"):
+                limit = limit_of(topics, qid) or Limit()
+                found[qid] = searcher.search(extract_rules(text, qid, "query"), depth,
+                                             limit.exclude, limit.year_to)
+            return found
         finally:
             searcher.close()
     return rank

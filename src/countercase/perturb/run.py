@@ -30,7 +30,7 @@ from countercase.perturb.cases import CaseSets, QueryCase
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
 from countercase.perturb.validate import open_validator
-from countercase.retrieve.filters import SearchFilter
+from countercase.perturb.validity import leave_one_out
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +38,16 @@ log = logging.getLogger(__name__)
 def retriever_search(retriever, case: QueryCase | None = None) -> Search:
     """The pipeline as a tree's search function: judgments with their attribution. For a
     corpus ``case``: the judgment itself and judgments decided after it are never returned."""
-    exclude = case.exclude if case is not None else frozenset()
-    filters = SearchFilter(year_to=case.year) if case is not None and case.year else None
+    filters = leave_one_out(case) if case is not None else None
 
     def search(query: str, sheet, k: int) -> list[dict[str, Any]]:
         if not query.strip():
             return []
-        hits = retriever.search(query, filters, k=k + len(exclude), sheet=sheet).documents
+        hits = retriever.search(query, filters, k=k, sheet=sheet).documents
         return [{"doc_id": h.doc_id, "chunk_id": h.chunk_id, "rank": h.rank,
                  "page_number": h.page_number, "section_type": h.section_type,
                  "source_path": h.source_path, "scores": h.scores, "metadata": h.metadata}
-                for h in hits if h.doc_id not in exclude][:k]
+                for h in hits]
     return search
 
 

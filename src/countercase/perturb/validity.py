@@ -61,6 +61,12 @@ def construction_weight(construction: str, tuned: float) -> float:
     return {"text": 0.0, "tuned": tuned, "equal": 1.0}[construction]
 
 
+def leave_one_out(case: QueryCase) -> SearchFilter:
+    """A corpus case's searches: never itself nor a judgment decided after it, cut inside the
+    search (cut after it, its own chunks would fill the candidates)."""
+    return SearchFilter(year_to=case.year, exclude_doc_ids=case.exclude)
+
+
 @dataclass
 class CaseSearch:
     """Leave-one-out rankings of a case's nodes: the text retrievers' (cached by query) and
@@ -76,9 +82,8 @@ class CaseSearch:
     def text(self, query: str, case: QueryCase) -> list[str]:
         key = (case.case_id, query)
         if key not in self._text:
-            filters = SearchFilter(year_to=case.year) if case.year is not None else None
-            found = self.retriever.search(query, filters, k=self.depth + 1).documents
-            self._text[key] = [h.doc_id for h in found if h.doc_id not in case.exclude][:self.depth]
+            found = self.retriever.search(query, leave_one_out(case), k=self.depth).documents
+            self._text[key] = [h.doc_id for h in found]
         return self._text[key]
 
     def fact_ranking(self, sheet: FactSheet, case: QueryCase) -> list[str]:

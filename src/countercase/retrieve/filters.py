@@ -3,7 +3,9 @@
 Indexed fields (year, act sections, bench type, section type, outcome) run inside Lucene and as
 FAISS row selections when the filter removes more than ``prefilter_threshold`` of the corpus
 (the plan's selectivity rule), otherwise after the search. Fields no index holds (judge, word
-count) are always post-filters. Every value is validated up front, so a typo is an error that
+count) are always post-filters. Judgments excluded by id (a query's own judgment and its
+near-copies, searched leave-one-out) are always removed inside the search: post-filtering them
+would leave their chunks among the candidates. Every value is validated up front, so a typo is an error that
 names it instead of a filter that silently matches nothing.
 """
 
@@ -45,10 +47,18 @@ class SearchFilter:
     outcomes: frozenset[str] = field(default_factory=frozenset)
     judges: frozenset[str] = field(default_factory=frozenset)  # post-filter: surname match
     max_words: int | None = None  # post-filter on the judgment's length
+    exclude_doc_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of_limit(cls, limit) -> "SearchFilter | None":
+        """The filter of a dataset's :class:`~countercase.datasets.Limit` (None: no limit)."""
+        if limit is None:
+            return None
+        return cls(year_to=limit.year_to, exclude_doc_ids=frozenset(limit.exclude))
 
     @classmethod
     def build(cls, year_from=None, year_to=None, sections=(), benches=(), section_types=(),
-              outcomes=(), judges=(), max_words=None) -> "SearchFilter":
+              outcomes=(), judges=(), max_words=None, exclude=()) -> "SearchFilter":
         if year_from is not None and year_to is not None and year_from > year_to:
             raise FilterError(f"inverted year range: {year_from} is after {year_to}")
         try:
@@ -60,17 +70,20 @@ class SearchFilter:
         return cls(year_from, year_to, acts, _closed(benches, BENCH_TYPES, "bench type"),
                    _closed(section_types, SECTION_TYPES, "section type"),
                    _closed(outcomes, OUTCOMES, "outcome"),
-                   frozenset(j.strip().lower() for j in judges or () if j.strip()), max_words)
+                   frozenset(j.strip().lower() for j in judges or () if j.strip()), max_words,
+                   frozenset(exclude or ()))
 
     @property
     def has_indexed(self) -> bool:
         return bool(self.year_from is not None or self.year_to is not None or self.act_sections
-                    or self.bench_types or self.section_types or self.outcomes)
+                    or self.bench_types or self.section_types or self.outcomes
+                    or self.exclude_doc_ids)
 
     def lucene(self) -> LuceneFilter:
         return LuceneFilter(year_from=self.year_from, year_to=self.year_to,
                             act_sections=self.act_sections, bench_types=self.bench_types,
-                            section_types=self.section_types, outcomes=self.outcomes)
+                            section_types=self.section_types, outcomes=self.outcomes,
+                            exclude_doc_ids=self.exclude_doc_ids)
 
     def indexed_mask(self, chunks: pd.DataFrame) -> np.ndarray:
         """Rows of the chunk table that pass the indexed fields (vectorised)."""
@@ -88,6 +101,8 @@ class SearchFilter:
                                ("outcome_label", self.outcomes)):
             if values:
                 mask &= chunks[column].isin(values).to_numpy()
+        if self.exclude_doc_ids:
+            mask &= ~chunks["doc_id"].isin(self.exclude_doc_ids).to_numpy()
         return mask
 
     def post_ok(self, row: dict) -> bool:

@@ -123,7 +123,10 @@ class Retriever:
         share = 1.0 if mask is None else float(mask.mean())
         if mask is not None and not mask.any():
             raise NoMatchError("the filter matches no judgment in the corpus; widen it")
-        prefilter = mask is not None and (1.0 - share) > p.prefilter_threshold
+        # excluded judgments (a leave-one-out query's own) are cut inside the search whatever
+        # the share: their chunks would otherwise fill the candidates a post-filter keeps
+        prefilter = mask is not None and ((1.0 - share) > p.prefilter_threshold
+                                          or bool(filters.exclude_doc_ids))
         timings["filter"] = (time.perf_counter() - t0) * 1000
 
         def passes(chunk_id: str) -> bool:
@@ -217,7 +220,8 @@ class Retriever:
             from countercase.factsheet.rules import extract_rules
 
             sheet = extract_rules(query, "query", "query")
-        found = self.facts.search(sheet, self.params.fact_depth, year_to=filters.year_to)
+        found = self.facts.search(sheet, self.params.fact_depth, exclude=filters.exclude_doc_ids,
+                                  year_to=filters.year_to)
         if self._first_chunk is None:
             self._first_chunk = {}
             for i, doc_id in enumerate(self.chunks["doc_id"]):

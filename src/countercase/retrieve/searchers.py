@@ -41,12 +41,13 @@ class Searchers:
         return overlapping_documents(topics, zip(chunks["doc_id"], chunks["text"]))
 
     def search(self, params: RetrieveParams):
-        """``search(text, k, exclude) -> RetrievalResult`` under ``params``; ``exclude``:
-        judgments the statute bridge must not read."""
+        """``search(text, k, exclude, filters) -> RetrievalResult`` under ``params``;
+        ``exclude``: judgments the statute bridge must not read; ``filters``: a
+        :class:`~countercase.retrieve.filters.SearchFilter` of the precedents searched."""
         if self.task == "precedents":
             retriever = self.precedents.with_params(params)
-            return lambda text, k, exclude=(): retriever.search(text, k=k)
+            return lambda text, k, exclude=(), filters=None: retriever.search(text, filters, k=k)
         search = statute_search(self.statutes.with_params(params),
                                 self.precedents.with_params(params) if self.precedents else None,
                                 params, self.paths)
-        return lambda text, k, exclude=(): search.search(text, k=k, exclude=exclude)
+        return lambda text, k, exclude=(), filters=None: search.search(text, k=k, exclude=exclude)
