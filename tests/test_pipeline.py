@@ -132,3 +132,22 @@ def test_bad_input_is_named(corpus):
         SearchFilter.build(benches=["Gigantic"])
     with pytest.raises(NoMatchError):
         r.search("murder", SearchFilter.build(year_from=2090))
+
+
+def test_query_reduction_keeps_the_fact_bearing_sentences(aila_files, corpus):
+    from countercase.retrieve.reduction import bears_a_fact, reduce_query, sentences
+
+    query = aila_files.queries()["AILA_Q2"]
+    facts = reduce_query(query, "facts")
+    kept = sentences(facts)
+    assert 0 < len(kept) < len(sentences(query))
+    assert all(bears_a_fact(s) and s in query for s in kept)
+    assert reduce_query(query, "facts_boost") == query + " " + facts
+    plain = "The appeal was heard. Counsel argued at length."
+    assert reduce_query(plain, "facts") == plain  # nothing to reduce to: as written
+    with pytest.raises(ValueError, match="unknown query reduction"):
+        reduce_query(query, "verbs")
+    # the pipeline searches with the reduced text
+    reduced = retriever(corpus, query_reduction="facts").search(query)
+    assert [h.doc_id for h in reduced.documents] != [
+        h.doc_id for h in retriever(corpus).search(query).documents]

@@ -54,6 +54,9 @@ class RetrieveParams(_Section):
     # the fact channel (countercase.index.facts) fused with the judgments by weighted RRF
     fact_weight: float = Field(0.0, ge=0)
     fact_depth: int = Field(100, gt=0)  # judgments the fact channel ranks
+    # what the precedent retrievers are given (countercase.retrieve.reduction): the query,
+    # its fact-bearing sentences alone, or the query with them counted twice
+    query_reduction: Literal["none", "facts", "facts_boost"] = "none"
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
     # the first-stage order's weight in the reranked head (retrieve.rerank.blend; 0: reranker only)

@@ -65,6 +65,12 @@ CONDITIONS = (
     Condition("facts_equal", "the configured pipeline fused with the fact channel at weight 1 "
               "(a fixed setting; the tuned weight is retrieve.fact_weight)",
               overrides={"fact_weight": 1.0}),
+    Condition("reduced_facts", "the configured pipeline given the query's fact-bearing "
+              "sentences alone (retrieve.query_reduction facts)",
+              overrides={"query_reduction": "facts"}, tasks=("precedents",)),
+    Condition("reduced_boost", "the configured pipeline given the query with its fact-bearing "
+              "sentences counted twice (retrieve.query_reduction facts_boost)",
+              overrides={"query_reduction": "facts_boost"}, tasks=("precedents",)),
     Condition("passages_tuned", "BM25 over chunks with the tuned pooling of passage scores "
               "and k1, b (configs/tuning_choice.yaml)", level="lever", lever="passages",
               tasks=("precedents",)),
@@ -82,8 +88,8 @@ CONDITIONS = (
                   "mmr_tasks": ["precedents"], "bridge_depth": 10, "bridge_rank_offset": 5.0,
                   "fusion_weights": {"precedents": {"bm25": 1.0, "dense": 0.0},
                                      "statutes": {"bm25": 1.0, "dense": 1.0}}}),
-    Condition("full", "the configured pipeline (params.yaml retrieve: fusion weights, MMR and "
-              "the statute bridge tuned on AILA_Q1..Q10)"),
+    Condition("full", "the configured pipeline (params.yaml retrieve: precedents tuned on the "
+              "citation collection's tuning half, statutes and the bridge on AILA_Q1..Q10)"),
     # the reranker's gain is rerank against no_rerank, whichever of them `full` is
     Condition("no_rerank", "the configured pipeline without the domain reranker (the first "
               "stage: fusion, MMR, the statute bridge)", overrides={"use_rerank": False}),
@@ -94,5 +100,6 @@ CONDITIONS = (
 BY_NAME = {c.name: c for c in CONDITIONS}
 # on the citation collection's held-out half (hundreds of queries): the system as configured,
 # its baselines and the levers; the chunking variants and the reranker are AILA-only
-HELDOUT = ("bm25_docs", "bm25", "dense", "fact_channel", "facts_equal", "passages_tuned",
+HELDOUT = ("bm25_docs", "bm25", "dense", "fact_channel", "facts_equal", "reduced_facts",
+           "reduced_boost", "passages_tuned",
            "docs_tuned", "full_docs", "full_docs_prior", "full_aila_tuned", "full")

@@ -13,6 +13,8 @@ first). The grids are walked one after the other, each on the choices before it:
 
 1. ``pipeline``: the dense ranking's fusion weight (BM25's is 1) and MMR on or off;
 2. ``facts``: the fact channel's weight in its fusion with the judgments (0: off);
+   then ``reduction``: the query as written, its fact-bearing sentences alone, or both
+   (:mod:`countercase.retrieve.reduction`);
 3. ``passages``: BM25 over the chunks alone, the chunks' scores pooled by max, the best two or
    three summed, the best three averaged, or the first passage; then BM25's ``k1`` and ``b``
    for that pooling;
@@ -41,11 +43,12 @@ from countercase.config import Params
 from countercase.datasets import Dataset
 from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
-from countercase.experiment import Run, ranked, score_run
+from countercase.experiment import Run, score_run
 from countercase.experiment.levers import (POOLS, citation_counts, fused, passage_system,
                                            with_prior)
 from countercase.experiment.systems import bm25_docs_system, candidate_params, pipeline_system
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
+from countercase.retrieve.reduction import MODES as REDUCTIONS
 from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
 
@@ -55,8 +58,8 @@ TIE_MARGIN = 0.001
 RULE = (f"highest MAP on the tuning queries; a point within {TIE_MARGIN} of it that comes "
         "earlier in grid order (the simpler setting) is taken instead; grids walked in order, "
         "each on the choices before it")
-SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline and facts grids, copied "
-               "into params.yaml) with every lever whose chosen weight is above 0: full_docs_prior "
+SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline, facts and reduction "
+               "grids, copied into params.yaml) with every lever whose chosen weight is above 0: full_docs_prior "
                "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
 DENSE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
@@ -64,10 +67,7 @@ K1S = (0.9, 0.6, 1.2, 1.5)  # Anserini's default first
 BS = (0.4, 0.75)
 FUSION_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 PRIOR_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
-STATUTE_SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline and facts grids, copied "
-               "into params.yaml) with every lever whose chosen weight is above 0: full_docs_prior "
-               "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
-DENSE_WEIGHTS = (0.0, 0.5, 1.0)
+STATUTE_DENSE_WEIGHTS = (0.0, 0.5, 1.0)
 BRIDGE_DEPTHS = (10, 20, 50)
 BRIDGE_OFFSETS = (0.0, 5.0)
 DIRECT_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
@@ -118,16 +118,18 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
         found[name] = {"grid": rows, "best": chosen}
         return runs[rows.index(chosen)]
 
-    def pipeline(dense: float, mmr: bool, facts: float = 0.0) -> System:
+    def pipeline(dense: float, mmr: bool, facts: float = 0.0, reduction: str = "none") -> System:
         weights = {**base.fusion_weights, "precedents": {"bm25": 1.0, "dense": dense}}
         return pipeline_system(searchers, base.model_copy(update={
             "use_mmr": mmr, "mmr_tasks": ["precedents"], "fusion_weights": weights,
-            "fact_weight": facts}), depth, label="pipeline")
+            "fact_weight": facts, "query_reduction": reduction}), depth, label="pipeline")
 
     grid("pipeline", [{"dense": d, "mmr": m} for d, m in
                       itertools.product(DENSE_WEIGHTS, (False, True))], pipeline)
     chosen = {key: found["pipeline"]["best"][key] for key in ("dense", "mmr")}
-    text_run = grid("facts", [{**chosen, "facts": w} for w in FACT_WEIGHTS], pipeline)
+    grid("facts", [{**chosen, "facts": w} for w in FACT_WEIGHTS], pipeline)
+    chosen["facts"] = found["facts"]["best"]["facts"]
+    text_run = grid("reduction", [{**chosen, "reduction": m} for m in REDUCTIONS], pipeline)
 
     chunks = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id", "index"])
     passages = paths.index_dir / "precedents_chunks"

@@ -1,6 +1,6 @@
 """The retrieval pipeline every perturbation-tree node calls (plan section 6).
 
-pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter -> attribution,
+(query reduction) -> pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter -> attribution,
 each stage switchable in :class:`~countercase.config.RetrieveParams`. Results come at two
 levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
 pooled by max: a judgment ranks where its best chunk ranks).
@@ -27,6 +27,7 @@ from countercase.index.query_reduction import EmptyQueryError
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.fusion import fuse_with_facts, reciprocal_rank_fusion
 from countercase.retrieve.mmr import mmr
+from countercase.retrieve.reduction import reduce_query
 from countercase.retrieve.rerank import blend, rerank
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,10 @@ class Retriever:
                                           or bool(filters.exclude_doc_ids))
         timings["filter"] = (time.perf_counter() - t0) * 1000
 
+        # the retrievers read the reduced query; the reranker and the fact channel the whole one
+        searched = (reduce_query(query, p.query_reduction) if self.task == "precedents"
+                    else query)
+
         def passes(chunk_id: str) -> bool:
             return mask is None or bool(mask[self.row_of[chunk_id]])
 
@@ -142,14 +147,14 @@ class Retriever:
         if use_bm25:
             t = time.perf_counter()
             depth = p.bm25_depth if prefilter or mask is None else int(np.ceil(p.bm25_depth / share))
-            hits = self.bm25.search(query, depth, filters.lucene() if prefilter else None)
+            hits = self.bm25.search(searched, depth, filters.lucene() if prefilter else None)
             hits = [(cid, s) for cid, s in hits if passes(cid)][:p.bm25_depth]
             rankings["bm25"] = [cid for cid, _ in hits]
             stage_scores["bm25"] = dict(hits)
             timings["bm25"] = (time.perf_counter() - t) * 1000
         if use_dense:
             t = time.perf_counter()
-            vector = self._query_vector(query)
+            vector = self._query_vector(searched)
             allowed = self.dense.rows_of(list(self.chunks["chunk_id"][mask])) if prefilter else None
             depth = p.dense_depth if prefilter or mask is None else int(np.ceil(p.dense_depth / share))
             hits = self.dense.search(vector, depth, allowed_rows=allowed)
