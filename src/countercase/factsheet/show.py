@@ -27,7 +27,7 @@ def find_sheet(case_id: str, sheets_dir: Path) -> FactSheet:
     raise SheetNotFoundError(f"no fact sheet for {case_id!r} in {path}")
 
 
-def _rows(sheet: FactSheet) -> list[tuple[str, str, str]]:
+def sheet_rows(sheet: FactSheet) -> list[tuple[str, str, str]]:
     rows = []
     for side in ("petitioner", "respondent"):
         party = getattr(sheet.parties, side)
@@ -92,7 +92,7 @@ def render(sheet: FactSheet, text: str | None = None, confidence: dict | None = 
     queues: dict[str, list] = {}
     for value in (confidence or {}).get("values", []):
         queues.setdefault(value.field, []).append(value)
-    for row in _rows(sheet):
+    for row in sheet_rows(sheet):
         extra = []
         if confidence:
             queue = queues.get(row[0], [])

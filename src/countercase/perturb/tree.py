@@ -173,7 +173,7 @@ class PerturbationTree:
 
     def expand(self, node_id: str, branching: int = 5) -> list[TreeNode]:
         """The children of ``node_id`` (computed once; a second call returns the same ones)."""
-        node = self._node(node_id)
+        node = self.node(node_id)
         if node.expanded:
             return [self.nodes[c] for c in self._children[node_id]]
         added = 0
@@ -221,7 +221,7 @@ class PerturbationTree:
 
     def edit(self, node_id: str, sheet: FactSheet | dict, description: str = "manual edit") -> TreeNode:
         """A hand-edited sheet as a new child of ``node_id``, retrieval run there."""
-        parent = self._node(node_id)
+        parent = self.node(node_id)
         try:
             sheet = sheet if isinstance(sheet, FactSheet) else validate_sheet(sheet)
         except ValueError as error:
@@ -232,14 +232,15 @@ class PerturbationTree:
 
     # ---------------------------------------------------------------- reading
 
-    def _node(self, node_id: str) -> TreeNode:
+    def node(self, node_id: str) -> TreeNode:
+        """The node ``node_id``; an unknown id is a :class:`TreeError` naming the nodes."""
         if node_id not in self.nodes:
             raise TreeError(f"no node {node_id!r} in the tree (nodes: {', '.join(list(self.nodes)[:8])}"
                             f"{', ...' if len(self.nodes) > 8 else ''})")
         return self.nodes[node_id]
 
     def diff(self, a: str, b: str):
-        first, second = self._node(a), self._node(b)
+        first, second = self.node(a), self.node(b)
         return diff_rankings([r["doc_id"] for r in first.retrieval_results],
                              [r["doc_id"] for r in second.retrieval_results], self.k,
                              self.stable_below)
