@@ -15,19 +15,17 @@
 
 # %%
 import json
-import os
-from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
-os.chdir(ROOT)  # the stage outputs are addressed from the project root
-
 from countercase import layout
+from countercase.case import Workspace
 
-metadata = pd.read_parquet(layout.METADATA)
-chunks = pd.read_parquet(layout.CHUNKS)
-statutes = pd.read_parquet(layout.STATUTE_TABLE)
+at = Workspace().path  # the project's files, found from wherever the notebook runs
+
+metadata = pd.read_parquet(at(layout.METADATA))
+chunks = pd.read_parquet(at(layout.CHUNKS))
+statutes = pd.read_parquet(at(layout.STATUTE_TABLE))
 print(len(metadata), "judgments,", len(chunks), "chunks,", len(statutes), "statute sections")
 
 # %% [markdown]
@@ -51,4 +49,4 @@ print(chunks["section_type"].value_counts())
 # rhetorical-role annotations.
 
 # %%
-print(json.dumps(json.loads(layout.metrics("extraction").read_text()), indent=1)[:3000])
+print(json.dumps(json.loads(at(layout.metrics("extraction")).read_text()), indent=1)[:3000])

@@ -22,24 +22,21 @@
 
 # %%
 import json
-import os
-from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
-os.chdir(ROOT)  # the stage outputs are addressed from the project root
-
 from countercase import datasets, layout
-from countercase.config import load_params
+from countercase.case import Workspace
 from countercase.experiment import Experiment
 from countercase.experiment.runs import read_trec_run
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import open_retriever, open_statute_search
 
-params = load_params().retrieve
-queries = datasets.load("aila2019/task1").queries
-precedents = open_retriever("precedents", params)
+workspace = Workspace()  # the project's files, found from wherever the notebook runs
+at = workspace.path
+params = workspace.params.retrieve
+queries = datasets.load("aila2019/task1", at(layout.AILA)).queries
+precedents = open_retriever("precedents", params, workspace.index_paths)
 
 # %% [markdown]
 # A query's top judgments, each with the passage that ranked it, its page, its section type
@@ -52,7 +49,7 @@ pd.DataFrame([{"rank": h.rank, "judgment": h.doc_id, "year": h.metadata["year"],
                **{k: round(v, 4) for k, v in h.scores.items()}} for h in result.documents])
 
 # %%
-statutes = open_statute_search(params)
+statutes = open_statute_search(params, workspace.index_paths)
 hits = statutes.search(queries["AILA_Q12"]).documents
 pd.DataFrame([{"rank": h.rank, "statute": h.doc_id, "text": h.text[:80],
                **{k: round(v, 4) for k, v in h.scores.items()}} for h in hits])
@@ -61,14 +58,14 @@ pd.DataFrame([{"rank": h.rank, "statute": h.doc_id, "text": h.text[:80],
 # The evaluation (`metrics/retrieval.json`): every condition on the test queries AILA_Q11..Q50.
 
 # %%
-scores = json.loads(layout.metrics("retrieval").read_text())
+scores = json.loads(at(layout.metrics("retrieval")).read_text())
 pd.concat({task: pd.DataFrame(by_condition).T for task, by_condition in scores.items()})
 
 # %% [markdown]
 # Per-query MAP of two conditions, to see where one wins.
 
 # %%
-table = pd.read_csv(layout.EVALUATE / "aila2019-task1" / "per_query.csv")
+table = pd.read_csv(at(layout.EVALUATE / "aila2019-task1" / "per_query.csv"))
 table.pivot(index="qid", columns="condition", values="MAP")[["bm25_docs", "full"]].round(3)
 
 # %% [markdown]
@@ -79,29 +76,30 @@ table.pivot(index="qid", columns="condition", values="MAP")[["bm25_docs", "full"
 
 # %%
 def stored(name):
-    return lambda topics: read_trec_run(layout.EVALUATE / "aila2019-task1" / f"{name}.run")
+    return lambda topics: read_trec_run(at(layout.EVALUATE / "aila2019-task1" / f"{name}.run"))
 
 
 result = Experiment({name: stored(name) for name in ("bm25_docs", "bm25", "full")},
-                    datasets.load("aila2019/task1/test"), baselines=["bm25_docs"])
+                    datasets.load("aila2019/task1/test", at(layout.AILA)), baselines=["bm25_docs"])
 pd.DataFrame(result.significance["MAP"]["bm25_docs"]).T
 
 # %% [markdown]
 # The citation collection (`citations/tuning`, `citations/heldout`): corpus judgments that cite
 # earlier ones, as masked queries. The collection's rule (only judgments decided no later than
-# the query, never itself) is applied to every run by the scoring loop, so a lever is compared
-# on hundreds of queries with the same call. Here on the stored held-out runs; the tuning grids
+# the query, never itself nor its near-copies) travels with the topics and is applied inside
+# every system's search, and checked again on every run by the scoring loop, so a lever is
+# compared on hundreds of queries with the same call. Here on the stored held-out runs; the tuning grids
 # behind the configuration are in `metrics/tuning.json`, the choice in
 # `configs/tuning_choice.yaml`.
 
 # %%
 def stored_citations(name):
-    return lambda topics: read_trec_run(layout.EVALUATE / "citations" / f"{name}.run")
+    return lambda topics: read_trec_run(at(layout.EVALUATE / "citations" / f"{name}.run"))
 
 
-heldout = datasets.load("citations/heldout")
+heldout = datasets.load("citations/heldout", at(layout.CITATIONS))
 result = Experiment({name: stored_citations(name) for name in
-                     ("bm25_docs", "full", "full_docs", "full_docs_prior")},
+                     ("bm25_docs", "full", "reduced_boost", "full_docs", "full_docs_prior")},
                     heldout, baselines=["full"])
 pd.concat({"mean": pd.DataFrame(result.aggregate()).T["MAP"],
            "t p (Holm) vs full": pd.DataFrame(result.significance["MAP"]["full"]).T["t_p_holm"]},

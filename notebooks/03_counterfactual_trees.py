@@ -12,61 +12,51 @@
 # # 03 Counterfactual trees
 # Which facts of a case decide which precedents apply: a case's fact sheet, its rule
 # perturbations, and the perturbation tree with the retrieval run at every node. Run
-# `dvc repro perturb` first. The logic lives in `countercase.factsheet` and `countercase.perturb`.
+# `dvc repro perturb` first. Everything goes through the facade `countercase.case`, which finds
+# the project's outputs from wherever the notebook runs.
 
 # %%
-import json
-import os
-from pathlib import Path
-
 import pandas as pd
 
-ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
-os.chdir(ROOT)  # the stage outputs are addressed from the project root
-
-from countercase import datasets, layout
-from countercase.config import load_params
-from countercase.factsheet.rules import extract_rules
+from countercase.case import Case
 from countercase.perturb.rules import candidates
-from countercase.perturb.run import retriever_search
-from countercase.perturb.tree import PerturbationTree
-from countercase.retrieve.load import open_retriever
 
-params = load_params()
-edges = pd.read_parquet(layout.SECTION_EDGES)
-queries = datasets.load("aila2019/task1").queries
-search = retriever_search(open_retriever("precedents", params.retrieve))
+case = Case.from_query("AILA_Q30")
+case  # the fact sheet, each value with its confidence
 
 # %% [markdown]
-# The fact sheet of a query, and every single-fact change the rules allow.
+# Every single-fact change the rules allow, and the precedents the case retrieves as it stands.
 
 # %%
-text = queries["AILA_Q30"]
-sheet = extract_rules(text, "AILA_Q30", "query")
 pd.DataFrame([{"type": p.fact_type, "change": p.description, "basis": p.basis}
-              for p in candidates(sheet, edges)])
-
-# %% [markdown]
-# A tree of depth 2 and its edges: which precedents dropped out, which appeared.
+              for p in candidates(case.sheet, case.workspace.edges)])
 
 # %%
-tree = PerturbationTree(sheet, search, edges, k=params.perturb.k, text=text).build(2, 4)
-pd.DataFrame([{"node": n.node_id, "change": n.edge.description,
-               "dropped": n.diff_vs_parent.dropped, "new": n.diff_vs_parent.new,
-               "mean displacement": n.diff_vs_parent.mean_displacement, "pruned": n.pruned}
-              for n in tree.nodes.values() if n.edge])
+case.search(k=10)
+
+# %% [markdown]
+# A tree of depth 2: which precedents dropped out, which appeared, at every edge.
+
+# %%
+tree = case.tree(depth=2, branching=4)
+tree
+
+# %%
+tree.show_diff("n0", "n0.1")
 
 # %% [markdown]
 # Edit a fact by hand: the edited sheet becomes a child of the root and is retrieved for.
 
 # %%
-edited = sheet.model_dump()
-edited["parties"]["petitioner"] = {"type": "Minor", "extractor": "manual"}
-node = tree.edit("n0", edited, "petitioner is a minor")
-node.diff_vs_parent.dropped, node.diff_vs_parent.new
+node = tree.edit("n0", {"parties": {"petitioner": {"type": "Minor", "extractor": "manual"}}},
+                 "petitioner is a minor")
+tree.show_diff("n0", node)
 
 # %% [markdown]
-# Sensitivity per fact type over the 50 AILA trees of the `perturb` stage.
+# Sensitivity per fact type in this tree, and the tree as the explained Markdown report.
 
 # %%
-json.loads(layout.metrics("counterfactual").read_text())["sensitivity_per_fact_type"]
+tree.sensitivity()
+
+# %%
+print(tree.to_markdown()[:3000])

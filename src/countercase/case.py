@@ -155,6 +155,15 @@ class Case:
             raise CaseError(f"not a fact sheet: {error}") from None
         return cls(sheet.case_id, sheet, None, workspace or Workspace())
 
+    def corrected(self, changes: dict[str, Any]) -> "Case":
+        """The same case with its sheet corrected by hand (a partial sheet merged into it,
+        validated), as before a tree is built; the text is searched as it was."""
+        try:
+            sheet = validate_sheet(_merged(self.sheet.model_dump(mode="json"), changes))
+        except ValueError as error:
+            raise CaseError(f"correction of {self.case_id}: {error}") from None
+        return Case(self.case_id, sheet, self.text, self.workspace, self.corpus, self.year)
+
     # ------------------------------------------------------------------ using one
 
     def _search(self):
@@ -173,14 +182,19 @@ class Case:
         return Results(self._search()(query, self.sheet, k))
 
     def tree(self, depth: int | None = None, branching: int | None = None) -> "Tree":
+        """The case's perturbation tree; ``depth=0``: the root alone, to expand by hand."""
         from countercase.perturb.tree import PerturbationTree
 
         p = self.workspace.params.perturb
+        depth = p.depth if depth is None else depth
+        if depth < 0:
+            raise CaseError(f"a tree's depth is 0 or more (got {depth})")
         built = PerturbationTree(self.sheet, self._search(), self.workspace.edges, p.k,
                                  text=self.text, prune_below=p.prune_below,
                                  granularity=p.granularity)
-        return Tree(built.build(p.depth if depth is None else depth,
-                                p.branching if branching is None else branching), self)
+        if depth:
+            built.build(depth, p.branching if branching is None else branching)
+        return Tree(built, self)
 
     def facts(self) -> pd.DataFrame:
         """The fact sheet: one row per value, with its sources and confidence."""
