@@ -221,3 +221,13 @@ def test_a_pdf_judgment_links_its_page(tmp_path, pdf_dir):
 def test_the_tree_json_names_every_node(grown):
     data = json.loads(grown.export_json())
     assert {n["node_id"] for n in data["nodes"]} == set(grown.tree.tree.nodes)
+
+
+def test_the_benchmark_times_every_edit_it_makes(workspace):
+    from countercase.explore.bench import run_bench
+
+    report = run_bench(workspace, ["AILA_Q30", "AILA_Q12"])
+    edits = report["edit_to_redraw_seconds"]
+    assert report["build_depth1_seconds"]["n"] == 2 and edits["n"] in (2, 3, 4)
+    assert 0 < edits["p50"] <= edits["p95"] <= edits["max"]
+    assert report["target_met_p95"] == (edits["p95"] <= report["target_seconds"])

@@ -103,5 +103,6 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "explain": {"outs": (EXPLANATIONS,), "metrics": (metrics("explanations"), timing("explain"))},
     "topology": {"outs": (), "metrics": (metrics("topology"),)},
     "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
+    "explore_bench": {"outs": (), "metrics": (timing("explorer"),)},
     "paper": {"outs": (PAPER_HTML,), "metrics": ()},
 }

@@ -32,3 +32,25 @@ def explore(
     if not 0 < port < 65536:
         raise UserError(f"--port {port} is not a port (1 to 65535)")
     serve(workspace, port=port, address=address, show=show)
+
+
+@app.command("explore-bench")
+def explore_bench(
+    queries: int = typer.Option(10, help="AILA queries (the first ones) a tree is built for."),
+    out: Path = typer.Option(layout.timing("explorer")),
+) -> None:
+    """Time the explorer's edit (the child's retrieval and the redrawn panels) on the pipeline's
+    outputs: p50/p95/max seconds against the 2 s target."""
+    from countercase.case import Workspace, find_root
+    from countercase.cli.base import write_json
+    from countercase.datasets.aila import read_queries
+    from countercase.explore.bench import run_bench
+
+    workspace = Workspace(find_root())
+    if queries < 1:
+        raise UserError(f"--queries {queries}: give 1 or more")
+    ids = list(read_queries(workspace.path(layout.AILA_QUERIES)))[:queries]
+    report = run_bench(workspace, ids)
+    write_json(out, report)
+    print(f"edit to redraw: p50 {report['edit_to_redraw_seconds']['p50']} s, "
+          f"p95 {report['edit_to_redraw_seconds']['p95']} s over {len(ids)} queries -> {out}")
