@@ -79,6 +79,9 @@ def timing(name: str) -> Path:
 REGRESSIONS = Path("regressions")  # committed inputs: written only by `countercase regress --update`
 PAPER_SOURCE = Path("paper/paper.qmd")
 PAPER_HTML = Path("paper/_output/paper.html")
+PAPER_PDF = Path("paper/_output/paper.pdf")
+PAPER_BIBLIOGRAPHY = Path("paper/references.bib")
+TRACK_RESULTS = Path("paper/aila2019_track.yaml")  # the track's best runs, from its overview paper
 
 # what each DVC stage writes: ``outs`` (cached data) and ``metrics`` (JSON, not cached)
 STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
@@ -104,5 +107,5 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "topology": {"outs": (), "metrics": (metrics("topology"),)},
     "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
     "explore_bench": {"outs": (), "metrics": (timing("explorer"),)},
-    "paper": {"outs": (PAPER_HTML,), "metrics": ()},
+    "paper": {"outs": (PAPER_HTML, PAPER_PDF), "metrics": ()},
 }

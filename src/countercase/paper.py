@@ -1,45 +1,192 @@
-"""Render the Quarto manuscript ``paper/paper.qmd``.
+"""Render the Quarto manuscript ``paper/paper.qmd`` to HTML and PDF.
 
-With Quarto installed, ``quarto render`` does it. Quarto cannot be installed from the registries
-these machines reach, so the fallback executes the same ``.qmd`` as a notebook (jupytext reads the
-Quarto code cells) and exports HTML with nbconvert: the same cells, the same metrics files.
+With Quarto installed, ``quarto render`` does it (the manuscript declares both formats). Quarto
+cannot be installed from the registries these machines reach, so the fallback runs the same
+cells and hands their output to pandoc, as Quarto does:
+
+1. jupytext reads the ``.qmd`` (its ```` ```{python} ```` cells) and nbclient executes it in the
+   manuscript's folder; a failing cell (a missing metrics file among them) stops the render with
+   a :class:`PaperError` naming the error.
+2. The executed cells become Markdown: prose as written, each cell's Markdown output in place, each
+   figure a PNG with its ``#| fig-cap:`` caption and ``#| label:``.
+3. pandoc (the ``pypandoc-binary`` package) resolves the citations against the bibliography
+   (``--citeproc``) and writes a self-contained HTML page and a Typst document, which the ``typst``
+   package compiles to the PDF.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
+import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
+from typing import Any
+
+import yaml
+
+from countercase.errors import CountercaseError
 
 log = logging.getLogger(__name__)
 
+# Quarto's own keys: pandoc would print them or warn
+QUARTO_ONLY = ("format", "jupyter", "execute", "engine", "crossref")
+OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*)$")
+INLINE = re.compile(r"`\{python\}\s+([^`]+)`")  # Quarto's inline expressions
 
-def render_paper(source: Path, out_html: Path, timeout_s: int = 600) -> str:
-    """Render ``source`` to ``out_html``; return which renderer ran ("quarto" or "nbconvert")."""
+
+class PaperError(CountercaseError):
+    """The manuscript cannot be rendered: a cell failed or a tool is missing."""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """The YAML header of a Quarto/pandoc Markdown file and the body after it."""
+    if not text.startswith("---"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise PaperError("the manuscript's YAML header is not closed by '---'")
+    front = yaml.safe_load(text[3:end]) or {}
+    if not isinstance(front, dict):
+        raise PaperError("the manuscript's YAML header is not a mapping")
+    return front, text[end + 4:].lstrip("\n")
+
+
+def execute(source: Path, timeout_s: int = 900):
+    """The manuscript as an executed notebook (cells run in the manuscript's folder)."""
+    import jupytext
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    _, body = split_front_matter(source.read_text(encoding="utf-8"))
+    # the R Markdown reader parses the same ```{python} cells that Quarto runs
+    notebook = inline_cells(jupytext.reads(body, fmt="Rmd"))
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    try:
+        NotebookClient(notebook, timeout=timeout_s, kernel_name="python3",
+                       resources={"metadata": {"path": str(source.parent.resolve())}}).execute()
+    except CellExecutionError as error:
+        raise PaperError(f"{source}: a cell failed: {error.ename}: {error.evalue}") from None
+    return notebook
+
+
+def inline_cells(notebook):
+    """Prose with inline expressions (`` `{python} expr` ``) becomes a cell that prints the
+    prose as Markdown with each expression's value, evaluated after the cells before it, as
+    Quarto does."""
+    import nbformat
+
+    cells = []
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and INLINE.search(cell.source):
+            pieces = INLINE.split(cell.source)
+            joined = ", ".join(repr(p) if i % 2 == 0 else f"str({p.strip()})"
+                               for i, p in enumerate(pieces))
+            code = ("from IPython.display import Markdown as _Markdown, display as _display\n"
+                    f"_display(_Markdown(''.join([{joined}])))")
+            cell = nbformat.v4.new_code_cell(code)
+        cells.append(cell)
+    notebook.cells = cells
+    return notebook
+
+
+def cell_options(code: str) -> dict[str, str]:
+    """Quarto's ``#| key: value`` cell options."""
+    found = {}
+    for line in code.splitlines():
+        match = OPTION.match(line.strip())
+        if match:
+            found[match.group(1)] = match.group(2).strip().strip('"').strip("'")
+    return found
+
+
+def to_markdown(notebook, figures: Path) -> str:
+    """The executed notebook as pandoc Markdown; figures are written into ``figures``."""
+    figures.mkdir(parents=True, exist_ok=True)
+    parts, n_figures = [], 0
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            parts.append(cell.source)
+            continue
+        if cell.cell_type != "code":
+            continue
+        options = cell_options(cell.source)
+        for output in cell.get("outputs", []):
+            kind = output.get("output_type")
+            if kind == "stream":
+                if output.get("name") == "stdout" and output.get("text", "").strip():
+                    parts.append("```\n" + output["text"].rstrip() + "\n```")
+                continue
+            data = output.get("data", {})
+            if "image/png" in data:
+                n_figures += 1
+                name = f"{options.get('label', f'fig-{n_figures}')}.png"
+                (figures / name).write_bytes(base64.b64decode(data["image/png"]))
+                caption = options.get("fig-cap", "")
+                label = options.get("label", "")
+                anchor = f"{{#{label}}}" if label.startswith("fig-") else ""
+                parts.append(f"![{caption}]({name}){anchor}")
+            elif "text/markdown" in data:
+                parts.append(data["text/markdown"])
+    return "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
+
+
+def _pandoc(markdown: Path, to: str, out: Path, extra: list[str]) -> None:
+    import pypandoc
+
+    pypandoc.convert_file(str(markdown), to, outputfile=str(out),
+                          extra_args=["--standalone", "--citeproc", *extra])
+
+
+def render_fallback(source: Path, out_html: Path, out_pdf: Path | None,
+                    timeout_s: int = 900) -> None:
+    front, _ = split_front_matter(source.read_text(encoding="utf-8"))
+    notebook = execute(source, timeout_s)
+    with tempfile.TemporaryDirectory(prefix="paper-") as tmp:
+        build = Path(tmp)
+        meta = {k: v for k, v in front.items() if k not in QUARTO_ONLY}
+        if "bibliography" in meta:
+            bib = (source.parent / meta["bibliography"]).resolve()
+            if not bib.is_file():
+                raise PaperError(f"the bibliography {bib} named by {source} is not there")
+            meta["bibliography"] = str(bib)
+        markdown = build / "paper.md"
+        body = to_markdown(notebook, build)
+        markdown.write_text("---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+                            + "---\n\n" + body, encoding="utf-8")
+        css = source.parent / "paper.css"
+        _pandoc(markdown, "html5", out_html,
+                ["--embed-resources", f"--resource-path={build}", "--toc", "--number-sections",
+                 *([f"--css={css}"] if css.is_file() else [])])
+        if out_pdf is not None:
+            import typst
+
+            typ = build / "paper.typ"
+            _pandoc(markdown, "typst", typ, [f"--resource-path={build}", "--number-sections"])
+            try:
+                typst.compile(str(typ), output=str(out_pdf), root=str(build))
+            except Exception as error:  # typst's own error type carries the source position
+                raise PaperError(f"typst could not compile {source}'s PDF: {error}") from None
+
+
+def render_paper(source: Path, out_html: Path, out_pdf: Path | None = None,
+                 timeout_s: int = 900) -> str:
+    """Render ``source`` to ``out_html`` (and ``out_pdf``); return which renderer ran
+    ("quarto" or "pandoc")."""
     out_html.parent.mkdir(parents=True, exist_ok=True)
     quarto = shutil.which("quarto")
     if quarto:
-        subprocess.run([quarto, "render", str(source), "--to", "html", "--output-dir",
-                        str(out_html.parent.resolve())], check=True, timeout=timeout_s)
-        rendered = out_html.parent / (source.stem + ".html")
-        if rendered != out_html:
-            rendered.replace(out_html)
+        outdir = out_html.parent.resolve()
+        subprocess.run([quarto, "render", str(source), "--output-dir", str(outdir)], check=True,
+                       timeout=timeout_s)
+        for rendered, wanted in ((outdir / (source.stem + ".html"), out_html),
+                                 (outdir / (source.stem + ".pdf"), out_pdf)):
+            if wanted is not None and rendered != wanted.resolve():
+                rendered.replace(wanted)
         return "quarto"
-
-    import jupytext
-    import nbformat
-    from nbclient import NotebookClient
-    from nbconvert import HTMLExporter
-
-    # The R Markdown reader parses the same ```{python} cells that Quarto runs.
-    notebook = jupytext.reads(source.read_text(encoding="utf-8"), fmt="Rmd")
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    NotebookClient(notebook, timeout=timeout_s, kernel_name="python3",
-                   resources={"metadata": {"path": str(source.parent.resolve())}}).execute()
-    exporter = HTMLExporter(exclude_input=True)
-    body, _ = exporter.from_notebook_node(nbformat.from_dict(notebook))
-    out_html.write_text(body, encoding="utf-8")
-    log.info("paper rendered with nbconvert -> %s", out_html)
-    return "nbconvert"
+    render_fallback(source, out_html, out_pdf, timeout_s)
+    log.info("paper rendered with pandoc -> %s%s", out_html, f", {out_pdf}" if out_pdf else "")
+    return "pandoc"

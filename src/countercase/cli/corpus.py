@@ -101,9 +101,11 @@ def extract_eval(
 def paper(
     source: Path = typer.Option(layout.PAPER_SOURCE, help="The Quarto manuscript."),
     out: Path = typer.Option(layout.PAPER_HTML, help="Rendered HTML."),
+    pdf: Optional[Path] = typer.Option(layout.PAPER_PDF, help="Rendered PDF."),
 ) -> None:
-    """Render the paper from the metrics (Quarto if installed, else jupytext + nbconvert)."""
+    """Render the paper from the metrics as HTML and PDF (Quarto if installed, else the same
+    cells run by nbclient and typeset by pandoc and Typst)."""
     from countercase.paper import render_paper
 
     require(source, "manuscript")
-    log.info("paper rendered by %s -> %s", render_paper(source, out), out)
+    log.info("paper rendered by %s -> %s, %s", render_paper(source, out, pdf), out, pdf)
