@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top).
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datasets",
         "thresholds"}
-LAYERS = ["ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
+LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
           "evaluate", "perturb", "explain"]
 TOP = {"cli", "paper", "case", "explore"}
 
