@@ -20,6 +20,11 @@
 # first. The logic lives in `countercase.retrieve`, `countercase.experiment` and
 # `countercase.evaluate`; datasets come by id from `countercase.datasets`.
 
+# %% tags=["parameters"]
+QUERY = "AILA_Q12"  # the query searched below
+CONDITIONS = ["bm25_docs", "bm25", "full"]  # stored runs compared (stage evaluate)
+CITATION_CONDITIONS = ["bm25_docs", "full", "reduced_boost", "full_docs", "full_docs_prior"]
+
 # %%
 import json
 
@@ -43,14 +48,14 @@ precedents = open_retriever("precedents", params, workspace.index_paths)
 # and every stage's score. Change the filter to see which precedents a year range keeps.
 
 # %%
-result = precedents.search(queries["AILA_Q12"], SearchFilter.build(year_from=1950))
+result = precedents.search(queries[QUERY], SearchFilter.build(year_from=1950))
 pd.DataFrame([{"rank": h.rank, "judgment": h.doc_id, "year": h.metadata["year"],
                "page": h.page_number, "section": h.section_type,
                **{k: round(v, 4) for k, v in h.scores.items()}} for h in result.documents])
 
 # %%
 statutes = open_statute_search(params, workspace.index_paths)
-hits = statutes.search(queries["AILA_Q12"]).documents
+hits = statutes.search(queries[QUERY]).documents
 pd.DataFrame([{"rank": h.rank, "statute": h.doc_id, "text": h.text[:80],
                **{k: round(v, 4) for k, v in h.scores.items()}} for h in hits])
 
@@ -66,7 +71,7 @@ pd.concat({task: pd.DataFrame(by_condition).T for task, by_condition in scores.i
 
 # %%
 table = pd.read_csv(at(layout.EVALUATE / "aila2019-task1" / "per_query.csv"))
-table.pivot(index="qid", columns="condition", values="MAP")[["bm25_docs", "full"]].round(3)
+table.pivot(index="qid", columns="condition", values="MAP")[CONDITIONS].round(3)
 
 # %% [markdown]
 # A comparison of your own: any function from topics (qid -> text) to a run (qid -> ranked
@@ -79,9 +84,9 @@ def stored(name):
     return lambda topics: read_trec_run(at(layout.EVALUATE / "aila2019-task1" / f"{name}.run"))
 
 
-result = Experiment({name: stored(name) for name in ("bm25_docs", "bm25", "full")},
-                    datasets.load("aila2019/task1/test", at(layout.AILA)), baselines=["bm25_docs"])
-pd.DataFrame(result.significance["MAP"]["bm25_docs"]).T
+result = Experiment({name: stored(name) for name in CONDITIONS},
+                    datasets.load("aila2019/task1/test", at(layout.AILA)), baselines=[CONDITIONS[0]])
+pd.DataFrame(result.significance["MAP"][CONDITIONS[0]]).T
 
 # %% [markdown]
 # The citation collection (`citations/tuning`, `citations/heldout`): corpus judgments that cite
@@ -90,17 +95,19 @@ pd.DataFrame(result.significance["MAP"]["bm25_docs"]).T
 # every system's search, and checked again on every run by the scoring loop, so a lever is
 # compared on hundreds of queries with the same call. Here on the stored held-out runs; the tuning grids
 # behind the configuration are in `metrics/tuning.json`, the choice in
-# `configs/tuning_choice.yaml`.
+# `configs/tuning_choice.yaml`. (`CITATION_CONDITIONS = []` leaves this out, for a project
+# without the collection.)
 
 # %%
 def stored_citations(name):
     return lambda topics: read_trec_run(at(layout.EVALUATE / "citations" / f"{name}.run"))
 
 
-heldout = datasets.load("citations/heldout", at(layout.CITATIONS))
-result = Experiment({name: stored_citations(name) for name in
-                     ("bm25_docs", "full", "reduced_boost", "full_docs", "full_docs_prior")},
-                    heldout, baselines=["full"])
-pd.concat({"mean": pd.DataFrame(result.aggregate()).T["MAP"],
-           "t p (Holm) vs full": pd.DataFrame(result.significance["MAP"]["full"]).T["t_p_holm"]},
-          axis=1)
+if CITATION_CONDITIONS:
+    heldout = datasets.load("citations/heldout", at(layout.CITATIONS))
+    result = Experiment({name: stored_citations(name) for name in CITATION_CONDITIONS},
+                        heldout, baselines=["full"])
+    found = pd.concat({"mean": pd.DataFrame(result.aggregate()).T["MAP"],
+                       "t p (Holm) vs full": pd.DataFrame(
+                           result.significance["MAP"]["full"]).T["t_p_holm"]}, axis=1)
+found if CITATION_CONDITIONS else "the citation collection is left out (CITATION_CONDITIONS)"

@@ -16,6 +16,10 @@
 # logic lives in `countercase.perturb.validity`, `countercase.perturb.llm_check` and
 # `countercase.explain`.
 
+# %% tags=["parameters"]
+VALIDITY_ROWS = True  # the validity experiment's rows (trees/validity.csv); False: metrics only
+TREE = "AILA_Q30"  # the explained tree shown
+
 # %%
 import json
 
@@ -28,17 +32,23 @@ from countercase.case import Workspace
 
 at = Workspace().path  # the project's files, found from wherever the notebook runs
 
-rows = pd.read_csv(at(layout.VALIDITY_ROWS))
 validity = json.loads(at(layout.metrics("counterfactual")).read_text())["validity"]
+rows = pd.read_csv(at(layout.VALIDITY_ROWS)) if VALIDITY_ROWS else None
 
 # %% [markdown]
 # Displacement of the cited precedents per label, granularity and query construction (validity
 # cases; the primary condition is marked in the metrics).
 
 # %%
-table = (rows[rows["set"] == "validity"]
-         .groupby(["granularity", "construction", "label"])["cited_displacement"].mean()
-         .unstack("label"))
+if rows is not None:
+    table = (rows[rows["set"] == "validity"]
+             .groupby(["granularity", "construction", "label"])["cited_displacement"].mean()
+             .unstack("label"))
+else:  # the same means, as the metrics hold them
+    table = pd.DataFrame({name: {"operative": c.get("operative_mean_paired"),
+                                 "incidental": c.get("incidental_mean"),
+                                 "placebo": c.get("placebo_mean_paired")}
+                          for name, c in validity["by_condition"].items()}).T
 ax = table.plot.bar(figsize=(8, 3.5), ylabel="mean |rank change| of cited precedents")
 ax.set_title(f"primary: {validity['primary']}, ratio {validity['ratio']}, p {validity['p_value']}")
 plt.tight_layout()
@@ -48,10 +58,14 @@ table.round(3)
 # Per placebo kind and per fact type in the primary condition.
 
 # %%
-granularity, construction = validity["primary"].split("/")
-primary = rows[(rows["set"] == "validity") & (rows["granularity"] == granularity)
-               & (rows["construction"] == construction)]
-primary.groupby(["label", "fact_type"])["cited_displacement"].agg(["mean", "count"]).round(3)
+if rows is not None:
+    granularity, construction = validity["primary"].split("/")
+    primary = rows[(rows["set"] == "validity") & (rows["granularity"] == granularity)
+                   & (rows["construction"] == construction)]
+    per_type = primary.groupby(["label", "fact_type"])["cited_displacement"].agg(["mean", "count"])
+else:
+    per_type = pd.DataFrame(validity["by_condition"][validity["primary"]]["per_fact_type"]).T
+per_type.round(3)
 
 # %% [markdown]
 # The LLM check: acceptance by citation label and agreement with the two annotators.
@@ -65,7 +79,7 @@ pd.DataFrame({who: {q: v[q]["accuracy"] for q in ("plausible", "operative", "acc
 # One explained tree, as its Markdown report (`countercase explain`).
 
 # %%
-Markdown(at(layout.EXPLANATIONS / "AILA_Q30.md").read_text()[:4000])
+Markdown(at(layout.EXPLANATIONS / f"{TREE}.md").read_text()[:4000])
 
 # %% [markdown]
 # Tree shapes over the AILA and corpus trees, then the most and least robust root precedents

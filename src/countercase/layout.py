@@ -62,6 +62,7 @@ CORPUS_TREES = TREES / "corpus"  # trees of corpus query cases, beside the AILA 
 VALIDITY_ROWS = TREES / "validity.csv"  # the validity experiment, one row per edge and condition
 LLM_CHECK = PROCESSED / "llm_check"
 EXPLANATIONS = PROCESSED / "explanations"  # every tree with its explanations, JSON and Markdown
+NOTEBOOKS = PROCESSED / "notebooks"  # the notebooks executed on the pipeline's outputs
 
 # metrics (reproducible numbers) and timings (wall clock, kept apart)
 METRICS = Path("metrics")
@@ -77,6 +78,7 @@ def timing(name: str) -> Path:
 
 
 REGRESSIONS = Path("regressions")  # committed inputs: written only by `countercase regress --update`
+NOTEBOOK_SOURCES = Path("notebooks")  # jupytext percent files, the only form committed
 PAPER_SOURCE = Path("paper/paper.qmd")
 PAPER_HTML = Path("paper/_output/paper.html")
 PAPER_PDF = Path("paper/_output/paper.pdf")
@@ -107,5 +109,6 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "topology": {"outs": (), "metrics": (metrics("topology"),)},
     "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
     "explore_bench": {"outs": (), "metrics": (timing("explorer"),)},
+    "notebooks": {"outs": (NOTEBOOKS,), "metrics": (timing("notebooks"),)},
     "paper": {"outs": (PAPER_HTML, PAPER_PDF), "metrics": ()},
 }

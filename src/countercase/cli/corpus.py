@@ -109,3 +109,20 @@ def paper(
 
     require(source, "manuscript")
     log.info("paper rendered by %s -> %s, %s", render_paper(source, out, pdf), out, pdf)
+
+
+@app.command()
+def notebooks(
+    src: Path = typer.Option(layout.NOTEBOOK_SOURCES, help="The notebooks (NN_name.py, jupytext)."),
+    out: Path = typer.Option(layout.NOTEBOOKS, help="Executed copies (.ipynb)."),
+    timing: Optional[Path] = TIMING_OPTION,
+) -> None:
+    """Execute every notebook on the pipeline's outputs and keep the executed copies."""
+    from countercase.case import find_root
+    from countercase.notebooks import notebook_sources, run_notebooks
+
+    require(src, "notebooks folder")
+    report = run_notebooks(notebook_sources(src), out, find_root())
+    if timing is not None:
+        write_json(timing, report)
+    log.info("%d notebooks executed -> %s", len(report["notebooks"]), out)
