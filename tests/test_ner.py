@@ -135,11 +135,37 @@ def tiny_model(raw_dir, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("ner")
     # a handful of steps: on 2 busy cores each costs up to a few seconds
+    # (floors off: a handful of steps is not the stage's training)
     params = NerParams(max_train_sentences=90, epochs=1, batch_size=8, max_length=48,
-                       learning_rate=3e-4, log_every=3, max_steps=0, preamble_fraction=0.2)
+                       learning_rate=3e-4, log_every=3, max_steps=0, preamble_fraction=0.2,
+                       min_loss_drop=0.0, min_dev_f1=0.0)
     report = train_ner(raw_dir / "ner/inlegalner_bio", out, params, seed=2019, progress=False,
                        dev_limit=12)
     return out / "model", report
+
+
+def test_a_tagger_that_did_not_learn_stops_the_stage(raw_dir, tmp_path):
+    from countercase.learned import NotLearnedError
+    from countercase.ner.train import train_ner
+
+    # the learning rate of a stalled run: the loss cannot fall by the 30 % the stage asks
+    params = NerParams(max_train_sentences=40, epochs=1, batch_size=8, max_length=48,
+                       learning_rate=1e-9, log_every=2, preamble_fraction=0.0)
+    with pytest.raises(NotLearnedError, match="ner did not learn: the loss fell from .* less "
+                                              "than the 30%.*below the floor 0.3"):
+        train_ner(raw_dir / "ner/inlegalner_bio", tmp_path, params, seed=2019, progress=False,
+                  dev_limit=12)
+    assert not (tmp_path / "model").exists()  # nothing for the next stage to read
+
+
+def test_the_learned_check_names_what_it_measured():
+    from countercase.learned import NotLearnedError, check_learned
+
+    check_learned("x", 2.0, 1.0, 0.3, "F1", 0.5, 0.3)  # learned: no error
+    with pytest.raises(NotLearnedError, match="no training step"):
+        check_learned("x", None, None, 0.3, "F1", 0.5, 0.3)
+    with pytest.raises(NotLearnedError, match="F1 is 0.1000, below the floor 0.3"):
+        check_learned("x", 2.0, 1.0, 0.3, "F1", 0.1, 0.3)
 
 
 def test_the_tiny_model_learns(tiny_model):

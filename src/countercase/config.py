@@ -102,6 +102,9 @@ class NerParams(_Section):
     preamble_fraction: float = Field(0.3, ge=0, le=1)  # share of preamble windows trained on
     max_train_sentences: int = Field(0, ge=0)  # 0: all; a quick run reads fewer
     log_every: int = Field(50, gt=0)  # steps between logged mean losses
+    # what a trained tagger must show, else the stage stops (countercase.learned)
+    min_loss_drop: float = Field(0.3, ge=0, lt=1)  # last loss window at most 70 % of the first
+    min_dev_f1: float = Field(0.3, ge=0, le=1)  # strict micro F1 on the InLegalNER dev set
 
 
 class PerturbParams(_Section):

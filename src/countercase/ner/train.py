@@ -21,6 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from countercase.config import NerParams
+from countercase.learned import check_learned
 from countercase.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
 from countercase.ner.metrics import score
@@ -187,13 +188,16 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
         losses.append({"step": step, "epoch": epoch + 1,
                        "loss": round(sum(window) / len(window), 4)})
     train_seconds = time.perf_counter() - train_started
+    eval_started = time.perf_counter()
+    scores = evaluate(model, tokenizer, dev, params.max_length, params.batch_size * 2)
+    eval_seconds = time.perf_counter() - eval_started
+    check_learned("ner", losses[0]["loss"] if losses else None,
+                  losses[-1]["loss"] if losses else None, params.min_loss_drop,
+                  "the dev set's strict micro F1", scores["all"]["micro"]["f1"], params.min_dev_f1)
     model_dir = Path(out_dir) / "model"
     model_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
-    eval_started = time.perf_counter()
-    scores = evaluate(model, tokenizer, dev, params.max_length, params.batch_size * 2)
-    eval_seconds = time.perf_counter() - eval_started
     dev_words = sum(len(s.tokens) for f in dev.values() for s in f.sentences)
     report = {
         "dev": scores["all"],
