@@ -152,6 +152,9 @@ class RerankerParams(_Section):
     # retrieve.rerank_first_stage_weight values measured on AILA_Q1..Q10 (the weight's choice)
     first_stage_weights: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9]
     threads: int = Field(2, gt=0)
+    # what a trained reranker must show, else the stage stops (countercase.learned)
+    min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
+    min_validation_gain: float = Field(0.001, ge=0)  # chosen checkpoint over the untrained one
 
 
 class CitationsParams(_Section):

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from countercase.config import Params
 from countercase.datasets import Dataset, load
 from countercase.experiment import Experiment, ranked
 from countercase.experiment.systems import candidate_params
+from countercase.learned import NotLearnedError, check_learned
 from countercase.reranker.citations import citation_counts, cited_pairs, mine_citations
 from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
                                         statutes_cited)
@@ -226,6 +228,16 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                     max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
                     threads=p.threads)
     timing["train_seconds"] = time.perf_counter() - t
+    untrained = trained.curve[0]["score"]
+    chosen = trained.best["score"] if trained.best else untrained
+    try:
+        check_learned("reranker", trained.losses[0] if trained.losses else None,
+                      trained.losses[-1] if trained.losses else None, p.min_loss_drop,
+                      f"the chosen checkpoint's {p.select_by} gain over the untrained model",
+                      chosen - untrained, p.min_validation_gain)
+    except NotLearnedError:
+        shutil.rmtree(out / "model", ignore_errors=True)  # no checkpoint for a later stage
+        raise
 
     t = time.perf_counter()
     onnx_dir = out / "onnx"
