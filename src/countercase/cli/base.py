@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -54,6 +55,27 @@ def write_json(path: Path, payload: dict) -> None:
 def require(path: Optional[Path], what: str) -> None:
     if path is not None and not path.exists():
         raise UserError(f"{what} not found: {path}")
+
+
+def require_folder(path: Optional[Path], what: str) -> None:
+    require(path, what)
+    if path is not None and not path.is_dir():
+        raise UserError(f"{what} {path} is a file, not a folder")
+
+
+def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
+    """Fail before any work when ``path`` cannot be written: a file where a folder is wanted
+    (or the reverse), or a parent that is a file or not writable."""
+    if path is None:
+        return
+    if path.exists() and path.is_dir() != folder:
+        raise UserError(f"{what} {path} is a {'file' if folder else 'folder'}, not a "
+                        f"{'folder' if folder else 'file'}")
+    parent = path if path.exists() else path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UserError(f"cannot write {what} {path}: {parent} is not a writable folder")
 
 
 def main() -> None:

@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
+from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
+                                  require_folder, writable, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -33,8 +34,12 @@ def ingest(
     from countercase.ingest.text import TextSource
 
     params = load_params(params_path).ingest
-    for path, what in ((aila, "AILA judgments"), (pdfs, "PDF folder"), (sc_root, "open-data copy")):
-        require(path, what)
+    require(aila, "AILA judgments")
+    require_folder(pdfs, "PDF folder")
+    require_folder(sc_root, "open-data copy")
+    writable(out, "output folder", folder=True)
+    writable(metrics, "metrics file")
+    writable(timing, "timing file")
     sources = []
     if aila:
         sources.append(TextSource(aila))

@@ -126,6 +126,8 @@ def factsheet(
     text: Optional[str] = typer.Argument(None, help="Case text (facts) to read."),
     case_id: Optional[str] = typer.Option(None, help="A judgment or AILA query id (C12, AILA_Q3)."),
     file: Optional[Path] = typer.Option(None, help="A fact sheet JSON to check and show."),
+    text_file: Optional[Path] = typer.Option(
+        None, help="Read the case text from this file ('-': standard input), for long texts."),
     sheets_dir: Path = typer.Option(layout.FACTSHEETS),
     ner_model: Optional[Path] = typer.Option(
         None, help="Entity tagger (default: data/processed/ner/model when it is there)."),
@@ -142,14 +144,20 @@ def factsheet(
     from countercase.ner.confidence import sheet_confidence
     from countercase.ner.entities import EntityTag
 
-    given = [x for x in (text, case_id, file) if x]
+    given = [x for x in (text, case_id, file, text_file) if x is not None]
     if len(given) != 1:
-        raise UserError("give exactly one of: case text, --case-id, --file")
+        raise UserError("give exactly one of: case text, --text-file, --case-id, --file")
+    if text_file is not None:
+        text = _read_text(text_file)
+    if text is not None and not text.strip():
+        raise UserError("empty text: give the facts of a case")
     if ner_model is not None:
         require(ner_model, "NER model folder")
     source_text, tags, others = None, None, []
     if file:
         require(file, "fact sheet file")
+        if file.is_dir():
+            raise UserError(f"fact sheet file {file} is a folder, not a JSON file")
         sheet = validate_sheet(_read_json(file))
     elif case_id:
         sheet = find_sheet(case_id, sheets_dir)
@@ -167,6 +175,18 @@ def factsheet(
         typer.echo(sheet.model_dump_json(indent=2))
     else:
         render(sheet, source_text, sheet_confidence(sheet, others, tags), tags)
+
+
+def _read_text(path: Path) -> str:
+    """A case text from a file or, for '-', standard input; undecodable bytes are replaced."""
+    import sys
+
+    if str(path) == "-":
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    require(path, "text file")
+    if path.is_dir():
+        raise UserError(f"text file {path} is a folder")
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _tag_facts(sheet, text: str, ner_model: Optional[Path]) -> list:

@@ -12,7 +12,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  require, write_json)
+                                  require, require_folder, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -120,6 +120,8 @@ def search(
         raise UserError(f"unknown task {task!r}: use precedents or statutes")
     if not query.strip():
         raise UserError("empty query: give the facts of a case to search with")
+    if k is not None and k < 1:
+        raise UserError(f"--k {k}: give the number of results to show, 1 or more")
     params = load_params(params_path).retrieve
     filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
@@ -336,6 +338,8 @@ def tune(
     from countercase.evaluate.tuning import choice as chosen, tune_precedents, tune_statutes
     from countercase.retrieve.load import IndexPaths
 
+    require_folder(aila_dir, "AILA folder")
+    require_folder(citations, "citation collection (stage citations)")
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     tuning = load("citations/tuning", citations)
