@@ -60,3 +60,16 @@ tree.sensitivity()
 
 # %%
 print(tree.to_markdown()[:3000])
+
+# %% [markdown]
+# The same tree in the explorer's page, inside the notebook (`countercase explore` serves it as
+# a web app): click a node, edit it, expand it.
+
+# %%
+import panel as pn
+
+from countercase.explore.app import page
+from countercase.explore.session import Explorer, Judgments
+
+pn.extension()
+page(Explorer(case.workspace, Judgments(case.workspace)).open(tree))

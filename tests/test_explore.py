@@ -231,3 +231,14 @@ def test_the_benchmark_times_every_edit_it_makes(workspace):
     assert report["build_depth1_seconds"]["n"] == 2 and edits["n"] in (2, 3, 4)
     assert 0 < edits["p50"] <= edits["p95"] <= edits["max"]
     assert report["target_met_p95"] == (edits["p95"] <= report["target_seconds"])
+
+
+def test_a_notebook_tree_opens_in_the_page(workspace):
+    from countercase.case import Case
+    from countercase.explore.app import ExplorerApp
+
+    tree = Case.from_query("AILA_Q30", workspace).tree(depth=1, branching=2)
+    explorer = Explorer(workspace, Judgments(workspace)).open(tree)
+    app = ExplorerApp(explorer)
+    assert [n["id"] for n in app.graph.nodes] == list(tree.tree.nodes)
+    assert "Fact sheet of node n0" in app.sheet_title.object and app.results.object

@@ -78,6 +78,17 @@ class TreeGraph(pn.custom.JSComponent):
           g.addEventListener("click", () => { model.selected = n.id; });
           root.appendChild(g);
         }
+        const types = [...new Set(nodes.map(n => n.type))];
+        types.forEach((t, i) => {  // the legend: what each colour is
+          const n = nodes.find(m => m.type === t);
+          const y = 12 + i * 14;
+          root.appendChild(svg("circle", {cx: w + pad + 8, cy: y, r: 5, fill: n.colour}));
+          const label = svg("text", {x: w + pad + 16, y: y + 4, "font-size": 10, class: "cc-legend"});
+          label.textContent = t;
+          root.appendChild(label);
+        });
+        root.setAttribute("width", w + 2 * pad + 110);
+        root.setAttribute("height", Math.max(h + 2 * pad, 20 + types.length * 14));
         el.appendChild(root);
       };
       draw();

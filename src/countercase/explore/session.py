@@ -226,6 +226,12 @@ class Explorer:
         self._explained.clear()
         return case
 
+    def open(self, tree: Tree) -> "Explorer":
+        """A tree built elsewhere (a notebook's ``case.tree()``), its root in view."""
+        self.case, self.tree, self.selected = tree.case, tree, "n0"
+        self._explained.clear()
+        return self
+
     def review(self, values: dict[str, str]) -> FactSheet:
         """The case's sheet corrected by hand before a tree is built."""
         case = self._need_case()
