@@ -134,6 +134,9 @@ def to_markdown(notebook, figures: Path) -> str:
     return "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
 
 
+TYPST_TABLES = "#show table: set text(size: 7.5pt)"
+
+
 def _pandoc(markdown: Path, to: str, out: Path, extra: list[str]) -> None:
     import pypandoc
 
@@ -165,7 +168,10 @@ def render_fallback(source: Path, out_html: Path, out_pdf: Path | None,
             import typst
 
             typ = build / "paper.typ"
-            _pandoc(markdown, "typst", typ, [f"--resource-path={build}", "--number-sections"])
+            # The metric tables have ten columns: at the body's size Typst shrinks the first
+            # column until the condition names run into the numbers.
+            _pandoc(markdown, "typst", typ, [f"--resource-path={build}", "--number-sections",
+                                             f"--variable=header-includes={TYPST_TABLES}"])
             try:
                 typst.compile(str(typ), output=str(out_pdf), root=str(build))
             except Exception as error:  # typst's own error type carries the source position
