@@ -13,6 +13,12 @@ RAW = ROOT / "data" / "raw"
 AILA_DIR = RAW / "aila2019"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-examples", type=int, default=None,
+                     help="examples per property of the fuzz suite (tests/test_fuzz.py); "
+                          "default: a quick run, e.g. 2000 for a campaign")
+
+
 class AilaFiles:
     """The AILA 2019 files, read through :mod:`countercase.datasets` (checksums and counts
     checked), as the tests need them."""

@@ -10,11 +10,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # Lower layers first. A module may import its own package, the base modules and the packages
 # before its own, never one after it (the command line, ``cli``, ``paper``, the facade of
 # notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top).
-BASE = {"errors", "layout", "config", "acts", "vocab", "java", "models", "datasets", "learned",
+BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "models", "datasets", "learned",
         "thresholds"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
           "evaluate", "perturb", "explain"]
-TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart"}
+TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs"}
 
 
 def _package(module: str) -> str:

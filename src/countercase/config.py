@@ -21,6 +21,9 @@ class IngestParams(_Section):
     header_footer_band: float = Field(0.05, gt=0, lt=0.5)
     # A line must repeat on at least this many consecutive pages to be removed as boilerplate.
     header_footer_min_pages: int = Field(2, ge=2)
+    # CPU seconds one PDF may take to read before it is given up as a failure (real judgments
+    # take 1-5 s; damaged files kept the reader busy for a minute and more).
+    pdf_cpu_seconds: int = Field(60, ge=1)
 
 
 class ExtractParams(_Section):
@@ -208,7 +211,9 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except OSError as error:
         raise ConfigError(f"cannot read parameters file {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    except (yaml.YAMLError, RecursionError) as error:
         raise ConfigError(f"{path} is not valid YAML: {error}") from None
     try:
         return Params.model_validate(raw)

@@ -58,9 +58,13 @@ def factsheets(
 
 def _read_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as error:
         raise UserError(f"{path} is not JSON: {error}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    except RecursionError:
+        raise UserError(f"{path} is not a fact sheet: JSON nested too deeply") from None
 
 
 def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path) -> dict:

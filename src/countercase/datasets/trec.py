@@ -2,8 +2,11 @@
 
 - topics: ``qid<separator>text`` lines (AILA: ``||``; any other collection: a tab);
 - qrels: ``qid iter docid rel`` lines;
-- documents: JSON lines with a non-empty ``id`` and ``contents``; a line that is not one is
-  returned as a failure (its line number and why), the others are read.
+- documents: JSON lines with a non-empty ``id`` (a string or an integer) and ``contents``; a line
+  that is not one (bad JSON, bad UTF-8, nested too deep, a duplicate id) is returned as a failure
+  (its line number and why), the others are read.
+
+Every reader takes UTF-8 with or without a byte-order mark (a BOM never becomes part of an id).
 """
 
 from __future__ import annotations
@@ -49,20 +52,28 @@ def read_topics(path: str | Path, separator: str = "\t") -> dict[str, str]:
 
 
 def read_qrels(path: str | Path) -> Qrels:
+    """qid -> {docid: rel}; a pair judged twice is an error (which label holds would be a guess)."""
     qrels: Qrels = defaultdict(dict)
+    first_line: dict[tuple[str, str], int] = {}
     for number, line in enumerate(_lines(path, QrelsError), start=1):
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
+        if len(parts) != 4 or not parts[3].lstrip("-").isascii() or \
+                not parts[3].lstrip("-").isdigit():
             raise QrelsError(f"{path}:{number}: expected 'qid iter docid rel', got {line[:60]!r}")
+        pair = (parts[0], parts[2])
+        if pair in first_line:
+            raise QrelsError(f"{path}:{number}: query {parts[0]} judges document {parts[2]} again "
+                             f"(first on line {first_line[pair]})")
+        first_line[pair] = number
         qrels[parts[0]][parts[2]] = int(parts[3])
     return dict(qrels)
 
 
 def _lines(path: str | Path, error: type[CountercaseError]) -> list[str]:
     try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
+        return Path(path).read_text(encoding="utf-8-sig").splitlines()
     except OSError as failure:
         raise error(f"cannot read {path}: {failure.strerror or failure}") from None
     except UnicodeDecodeError as failure:
@@ -73,21 +84,28 @@ def read_jsonl_documents(path: Path) -> tuple[list[tuple[str, str]], list[dict]]
     """([(doc id, text)], [failure]) of a documents file; raises when no line is usable."""
     documents, failures, seen = [], [], set()
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")  # decoded line by line: one bad byte costs its line, not the file
     except OSError as failure:
         raise CollectionError(f"cannot read {path}: {failure.strerror or failure}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            if not raw.strip():
                 continue
             try:
-                record = json.loads(line)
-                doc_id, text = str(record["id"]).strip(), record["contents"]
+                record = json.loads(raw.decode("utf-8"))
+                if not isinstance(record, dict):
+                    raise TypeError(f"a JSON {type(record).__name__}, not an object")
+                doc_id, text = record["id"], record["contents"]
+                if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+                    raise TypeError(f"id {doc_id!r} is neither a string nor an integer")
+                doc_id = str(doc_id).strip()
                 if not doc_id or not isinstance(text, str) or not text.strip():
                     raise ValueError("empty id or contents")
                 if doc_id in seen:
                     raise ValueError(f"duplicate id {doc_id!r}")
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            except (UnicodeDecodeError, RecursionError, KeyError, TypeError, ValueError) as error:
                 failures.append({"source_path": f"{path}:{number}",
                                  "reason": f"{type(error).__name__}: {error}"[:200]})
                 continue

@@ -53,8 +53,10 @@ _OUTCOME = re.compile(
     r"(?:accordingly\s+|hereby\s+|partly\s+|partially\s+|therefore\s+|also\s+)*"
     r"(?P<verb>allowed|dismissed|disposed\s+of|rejected)"
     r"|\bwe\s+(?:accordingly\s+)?(?P<verb2>allow|dismiss|dispose\s+of)\b"
-    rf"|^\s*(?P<short>{_SUBJECT})\s+(?P<verb3>allowed|dismissed|disposed\s+of)\.?\s*$",
+    rf"|^[ \t]*(?P<short>{_SUBJECT})\s+(?P<verb3>allowed|dismissed|disposed\s+of)\.?[ \t]*$",
     re.I | re.M)
+# Line-level anchors are "^[ \t]*", not "^\s*": under re.M the latter runs on across every blank line
+# from each line start, quadratic in the newlines of a page (100,000 of them took 27.6 s).
 _VERB = {"allowed": "Allowed", "allow": "Allowed", "dismissed": "Dismissed", "dismiss": "Dismissed",
          "rejected": "Dismissed", "disposed of": "Disposed", "dispose of": "Disposed"}
 
@@ -215,13 +217,34 @@ def _aila_header(lines: list[str], meta: JudgmentMetadata) -> None:
         meta.sources.update(petitioner="text", respondent="text")
 
 
-_PARTY_MARK = re.compile(r"\s*(?:\.{2,}|…+|_{2,})?[.…\s]*\b(?P<side>APPELLANTS?|PETITIONERS?|RESPONDENTS?)\b"
-                         r"(?:\s*\(S\))?[\s.:]*$", re.I)
+# The side a cause-title line ends with; the dot leaders before it are skipped by _party_mark, not
+# by the regex (a leader pattern before the word backtracked cubically over a line of dots).
+_PARTY_SIDE = re.compile(r"\b(?P<side>APPELLANTS?|PETITIONERS?|RESPONDENTS?)\b(?:\s*\(S\))?[\s.:]*$", re.I)
 _NOT_PARTY = re.compile(r"\bNOS?\s*\.|\bNO\(S\)|JURISDICTION|COURT\s+OF\s+INDIA|^\s*REPORTABLE|INSC\s+\d|"
                         r"^\s*(?:WITH|VERSUS|VS\.?|AND|J\s?U\s?D\s?G\s?M\s?E\s?N\s?T|ORDER)\s*$|\bOF\s+\d{4}\b|"
                         r"^\s*\(.*\)\s*$|Diary\s+No", re.I)
 _OTHERS = re.compile(r"\s*(?:,\s*)?(?:AND\s+(?:OTHERS|ANOTHER|ORS\.?|ANR\.?)|&\s*(?:ORS|ANR)\.?|ETC\.?)\s*$",
                      re.I)
+
+
+def _party_mark(line: str) -> tuple[int, str] | None:
+    """Where the party text of a line ends and which side it names ("STATE ....APPELLANT(S)"):
+    the side word at the line's end, less the leaders before it (dots, ellipses, white space, or
+    a run of two or more underscores with white space before it)."""
+    mark = _PARTY_SIDE.search(line)
+    if not mark:
+        return None
+    start = mark.start()
+    while start and (line[start - 1] in ".…" or line[start - 1].isspace()):
+        start -= 1
+    underscores = start
+    while underscores and line[underscores - 1] == "_":
+        underscores -= 1
+    if start - underscores >= 2:
+        start = underscores
+        while start and line[start - 1].isspace():
+            start -= 1
+    return start, mark.group("side").upper()
 
 
 def _party_block(lines: list[str]) -> str | None:
@@ -235,14 +258,14 @@ def _pdf_parties(text: str, meta: JudgmentMetadata) -> None:
     lines = text[:4000].splitlines()[:80]
     pet = res = None
     for i, line in enumerate(lines):
-        mark = _PARTY_MARK.search(line)
+        mark = _party_mark(line)
         if not mark:
             continue
-        side = mark.group("side").upper()
-        block = [line[:mark.start()]]
+        end, side = mark
+        block = [line[:end]]
         j = i - 1
         while j >= 0 and len(block) < 4 and lines[j].strip() and not _NOT_PARTY.search(lines[j]) \
-                and not _PARTY_MARK.search(lines[j]):
+                and not _PARTY_SIDE.search(lines[j]):
             block.insert(0, lines[j])
             j -= 1
         if side.startswith(("APPELLANT", "PETITIONER")) and pet is None:

@@ -19,8 +19,9 @@ from collections.abc import Iterable
 
 from countercase.extract.act_sections import find_sections
 from countercase.extract.segment import Segment, segment
-from countercase.factsheet.schema import (Age, Amount, Duration, EvidenceItem, FactSheet,
-                                         FactSheetError, Parties, Party, SectionCited, Span)
+from countercase.factsheet.schema import (MAX_AMOUNT, MAX_DURATION, Age, Amount, Duration,
+                                         EvidenceItem, FactSheet, FactSheetError, Parties, Party,
+                                         SectionCited, Span)
 
 _NUMBER = r"\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -130,6 +131,8 @@ def find_amounts(facts: str, offset: int = 0) -> list[Amount]:
     amounts = []
     for m in _AMOUNT.finditer(facts):
         value = _number(m.group("n")) * _MULTIPLIER.get((m.group("mult") or "").lower(), 1)
+        if value > MAX_AMOUNT:
+            continue  # a run of digits no judgment means as a sum (the schema's bound)
         amounts.append(Amount(value=value, span=_span(facts, m.start(), m.end(), offset)))
     return amounts
 
@@ -144,6 +147,8 @@ def find_durations(facts: str, ages: Iterable[Age] = (), offset: int = 0) -> lis
         if after.lstrip().startswith(("old", "of age")):
             continue
         unit = m.group("unit").lower().rstrip("s") + "s"
+        if _number(m.group("n")) > MAX_DURATION:
+            continue
         durations.append(Duration(value=_number(m.group("n")), unit=unit,
                                   span=_span(facts, m.start(), m.end(), offset)))
     return durations

@@ -1,6 +1,12 @@
 """The fact sheet: a typed model whose every value carries the span of text it came from and the
-extractor that produced it. ``factsheet.schema.json`` beside this module is the model's JSON
-Schema (a test checks they agree); ``validate_sheet`` names the field and value at fault.
+extractor that produced it. ``factsheet.schema.json`` beside this module is generated from the
+model (``python -m countercase.factsheet.schema``; a test checks it is current and a fuzz test
+that both accept the same JSON); ``validate_sheet`` names the field and value at fault.
+
+The model is strict so that it takes what its JSON Schema takes and nothing more: no ``"5"`` or
+``true`` for a number, no non-finite number, bounds on every number, section ids in canonical
+form. One rule a JSON Schema cannot state, a span's ``end`` not before its ``start``, is checked
+by the model only (the schema's description says so).
 
 Closed vocabularies: :data:`PARTY_TYPES` (the plan's ontology) and :data:`EVIDENCE_TYPES`.
 """
@@ -9,10 +15,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      model_validator)
 
+from countercase.acts import ACTS
 from countercase.errors import CountercaseError
 from countercase.vocab import OUTCOMES
 
@@ -31,15 +39,42 @@ Extractor = Literal[EXTRACTORS]  # type: ignore[valid-type]
 Outcome = Literal[OUTCOMES]  # type: ignore[valid-type]
 
 
+# Bounds of what a judgment can hold, so that no extractor or hand edit writes a value JSON
+# cannot carry back (a 309-digit amount became ``inf``, written as ``null``).
+MAX_OFFSET = 2**31 - 1  # characters into a case text
+MAX_AMOUNT = 1e15  # rupees: over 1,000 times the largest sum in the corpus's fact sheets (6.5e11)
+MAX_DURATION = 1e5  # of any unit (the corpus's largest: 2,601)
+# A canonical section id (countercase.acts): "IPC-302", "IPC-498A", "Constitution-Article-21".
+SECTION_ID_PATTERN = ("^(?:" + "|".join(a.code for a in ACTS if a.unit == "Section")
+                      + r")-[0-9]{1,4}[A-Z]{0,2}$|^(?:"
+                      + "|".join(a.code for a in ACTS if a.unit == "Article")
+                      + r")-Article-[0-9]{1,4}[A-Z]{0,2}$")
+
+
+def _whole_number(value: Any) -> Any:
+    """5.0 as 5: a JSON Schema ``integer`` takes a number with no fractional part."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET), BeforeValidator(_whole_number)]
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class Span(_Model):
-    """Character offsets ``[start, end)`` into the text the sheet was extracted from."""
+    """Character offsets ``[start, end)`` into the text the sheet was extracted from
+    (``end`` is never before ``start``)."""
 
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    model_config = ConfigDict(json_schema_extra={
+        "description": "Character offsets [start, end) into the case text; end >= start "
+                       "(checked by countercase.factsheet.schema.validate_sheet)."})
+
+    start: Offset
+    end: Offset
     text: str
 
     @model_validator(mode="after")
@@ -69,11 +104,11 @@ class EvidenceItem(_Grounded):
 
 
 class SectionCited(_Grounded):
-    section_id: str  # canonical, e.g. "IPC-302" (countercase.acts)
+    section_id: str = Field(pattern=SECTION_ID_PATTERN)  # canonical (countercase.acts)
 
 
 class Amount(_Grounded):
-    value: float = Field(ge=0)
+    value: float = Field(ge=0, le=MAX_AMOUNT)
     currency: Literal["INR"] = "INR"
 
 
@@ -83,7 +118,7 @@ class Age(_Grounded):
 
 
 class Duration(_Grounded):
-    value: float = Field(ge=0)
+    value: float = Field(ge=0, le=MAX_DURATION)
     unit: Literal["years", "months", "weeks", "days", "hours"]
 
 

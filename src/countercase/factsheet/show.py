@@ -44,6 +44,10 @@ def sheet_rows(sheet: FactSheet) -> list[tuple[str, str, str]]:
     return rows
 
 
+# A table row per value is unreadable past a screenful, and rendering 100,000 of them took half
+# a minute: each field shows this many, then a count of the rest.
+ROWS_PER_FIELD = 50
+
 TAG_STYLES = {"MONETARY_AMOUNT": "bold green", "AGE": "bold cyan", "DURATION": "bold blue",
               "LEGAL_SECTION": "bold magenta", "PARTY_ROLE": "bold yellow",
               "EVIDENCE_TYPE": "bold red"}
@@ -92,7 +96,16 @@ def render(sheet: FactSheet, text: str | None = None, confidence: dict | None = 
     queues: dict[str, list] = {}
     for value in (confidence or {}).get("values", []):
         queues.setdefault(value.field, []).append(value)
-    for row in sheet_rows(sheet):
+    shown_per_field: dict[str, int] = {}
+    rows = sheet_rows(sheet)
+    for row in rows:
+        shown_per_field[row[0]] = shown_per_field.get(row[0], 0) + 1
+        if shown_per_field[row[0]] == ROWS_PER_FIELD + 1:
+            more = sum(r[0] == row[0] for r in rows) - ROWS_PER_FIELD
+            table.add_row(row[0], f"... {more:,} more", "(--json shows every value)",
+                          *([""] * (len(columns) - 3)))
+        if shown_per_field[row[0]] > ROWS_PER_FIELD:
+            continue
         extra = []
         if confidence:
             queue = queues.get(row[0], [])
@@ -132,7 +145,7 @@ def render(sheet: FactSheet, text: str | None = None, confidence: dict | None = 
             spans = [v.span for v in (sheet.sections_cited + sheet.evidence_items
                                       + sheet.numerical_facts.ages + sheet.numerical_facts.amounts
                                       + sheet.numerical_facts.durations) if v.span]
-            for span in spans:
+            for span in spans[:ROWS_PER_FIELD * 5]:
                 if start <= span.start and span.end <= end:
                     shown.stylize("bold yellow", span.start - start, span.end - start)
         console.print(shown)

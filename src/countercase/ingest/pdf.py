@@ -26,8 +26,7 @@ import io
 import logging
 import re
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -40,6 +39,7 @@ from pdfplumber.utils import cluster_objects
 from countercase.config import IngestParams
 from countercase.errors import CountercaseError
 from countercase.ingest.document import Document, IngestFailure, Page
+from countercase.ingest.workers import Job, read_in_workers
 
 log = logging.getLogger(__name__)
 
@@ -265,22 +265,69 @@ def describe(error: BaseException, limit: int = 200) -> str:
     return _ADDRESS.sub("", f"{type(error).__name__}: {error}")[:limit]
 
 
+def _pikepdf_pages(data: bytes) -> int | None:
+    """The page count qpdf finds (it rebuilds a damaged cross-reference table), None if none."""
+    import pikepdf
+
+    try:
+        with pikepdf.open(io.BytesIO(data)) as pdf:
+            return len(pdf.pages)
+    except Exception:  # a file qpdf cannot open is judged by pdfplumber alone
+        return None
+
+
 def open_pdf(data: bytes) -> tuple[pdfplumber.PDF, str | None, str | None]:
-    """(pdf, library that repaired it or None, why a repair was needed or None)."""
+    """(pdf, library that repaired it or None, why a repair was needed or None).
+
+    A file that opens but shows fewer pages than qpdf finds in it (one flipped bit in a page
+    object: 14 pages where three libraries count 15) is damaged too, and is repaired.
+    """
     tries: list[str] = []
+    expected = _pikepdf_pages(data)
     for name, repair in ((None, None), *REPAIRS):
         try:
             pdf = pdfplumber.open(io.BytesIO(repair(data) if repair else data))
-            if len(pdf.pages) > 0:
+            found = len(pdf.pages)
+            if found > 0 and (expected is None or found >= expected or name is not None):
                 return pdf, name, "; ".join(tries) or None
             pdf.close()
-            tries.append(f"{name or 'pdfplumber'}: 0 pages")
+            tries.append(f"{name or 'pdfplumber'}: {found} pages"
+                         + (f" where qpdf finds {expected}" if found else ""))
         except Exception as error:  # every library signals damage with its own exceptions
             tries.append(f"{name or 'pdfplumber'}: {describe(error)}")
     raise UnreadablePdf("; ".join(tries))
 
 
 # ------------------------------------------------------------------------ reader
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.name}: {record.getMessage()}"[:200])
+
+
+@contextmanager
+def _library_warnings() -> Iterator[list[str]]:
+    """The PDF libraries' warnings during one read, collected rather than logged: a damaged file
+    makes hundreds ("Data-loss while decompressing corrupted data"), and what they say belongs
+    to that document's provenance, not to the console."""
+    collect = _Collect()
+    loggers = [logging.getLogger(name) for name in ("pdfminer", "pypdf")]
+    saved = [(logger.propagate, logger.level) for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(collect)
+        logger.propagate = False
+        logger.setLevel(logging.WARNING)
+    try:
+        yield collect.messages
+    finally:
+        for logger, (propagate, level) in zip(loggers, saved):
+            logger.removeHandler(collect)
+            logger.propagate, logger.level = propagate, level
 
 
 def read_pdf(data: bytes | Path, source_path: str, doc_id: str,
@@ -292,6 +339,15 @@ def read_pdf(data: bytes | Path, source_path: str, doc_id: str,
     """
     if max_pages is not None and max_pages < 1:
         raise ValueError(f"max_pages must be at least 1, not {max_pages}")
+    with _library_warnings() as warnings:
+        result = _read_pdf(data, source_path, doc_id, params, source, max_pages)
+    if warnings and isinstance(result, Document):
+        result.provenance["reader_warnings"] = {"count": len(warnings), "first": warnings[0]}
+    return result
+
+
+def _read_pdf(data: bytes | Path, source_path: str, doc_id: str, params: IngestParams,
+              source: str, max_pages: int | None) -> Document | IngestFailure:
     try:
         if isinstance(data, Path):
             data = data.read_bytes()
@@ -353,40 +409,21 @@ class PdfJob:
 def read_pdfs(jobs: Iterable[PdfJob], params: IngestParams = IngestParams(), source: str = "pdf",
               workers: int = 1, max_pages: int | None = None
               ) -> Iterator[tuple[PdfJob, Document | IngestFailure]]:
-    """Read PDFs in order, in ``workers`` processes (pdfminer is pure Python: one core per PDF).
+    """Read PDFs in order, each in a worker process under ``params.pdf_cpu_seconds`` of CPU
+    (:mod:`countercase.ingest.workers`; pdfminer is pure Python: one core per PDF).
 
-    At most ``2 * workers`` PDFs are held in memory at a time. A worker that dies (a crash in a
-    native library) costs only the PDFs it held: they become failures and a new pool starts.
+    A PDF that overruns its limit, or whose reader dies, becomes a failure; the rest are read.
     """
     read = partial(read_pdf, params=params, source=source, max_pages=max_pages)
-    if workers <= 1:
-        for job in jobs:
-            yield job, read(job.data, job.source_path, job.doc_id)
-        return
-    pool = ProcessPoolExecutor(workers)
-    pending: deque[tuple[PdfJob, Future, ProcessPoolExecutor]] = deque()
+    held: deque[PdfJob] = deque()
 
-    def collect() -> tuple[PdfJob, Document | IngestFailure]:
-        nonlocal pool
-        job, future, submitted_to = pending.popleft()
-        try:
-            return job, future.result()
-        except Exception as error:
-            if isinstance(error, BrokenProcessPool) and submitted_to is pool:
-                pool.shutdown(cancel_futures=True)
-                pool = ProcessPoolExecutor(workers)
-            return job, IngestFailure(job.source_path, f"reader process failed: {error!r}"[:300])
-
-    try:
+    def queued() -> Iterator[Job]:
         for job in jobs:
-            future = pool.submit(read, job.data, job.source_path, job.doc_id)
-            pending.append((job, future, pool))
-            if len(pending) >= 2 * workers:
-                yield collect()
-        while pending:
-            yield collect()
-    finally:
-        pool.shutdown(cancel_futures=True)
+            held.append(job)
+            yield Job(job.data, job.source_path, job.doc_id)
+
+    for item in read_in_workers(queued(), read, workers, params.pdf_cpu_seconds):
+        yield held.popleft(), item
 
 
 class PdfDirectorySource:

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator
 
 from tqdm import tqdm
 
+from countercase.errors import CountercaseError
 from countercase.ingest.document import Document, IngestFailure, Source
 
 log = logging.getLogger(__name__)
@@ -96,9 +97,27 @@ def run_ingest(sources: Iterable[Source], out_dir: str | Path) -> dict[str, Any]
     return stats
 
 
+class DocumentsError(CountercaseError, ValueError):
+    """A documents file that is not the ingest stage's: the message names the file and line."""
+
+
 def read_documents(path: str | Path) -> Iterator[Document]:
-    """The documents of a ``documents.jsonl``, in file order."""
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield Document.from_dict(json.loads(line))
+    """The documents of a ``documents.jsonl``, in file order; a line that is not one of the
+    ingest stage's documents stops the reading with its file and line named."""
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise DocumentsError(f"cannot read documents file {path}: {error.strerror}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield Document.from_dict(json.loads(raw.decode("utf-8")))
+            except (UnicodeDecodeError, RecursionError, KeyError, TypeError, ValueError,
+                    AttributeError) as error:
+                what = f"missing {error}" if isinstance(error, KeyError) else \
+                    f"{type(error).__name__}: {error}"[:160]
+                raise DocumentsError(f"{path}:{number}: not a document of the ingest stage "
+                                     f"({what}); give the ingest stage's documents.jsonl") from None
