@@ -53,14 +53,21 @@ def _busy() -> None:
         pass
 
 
-def seconds_per_step(policy: str, busy: int, threads: int = 2, steps: int = 8) -> float:
-    """One measurement in a fresh interpreter (the policy is read when libgomp loads)."""
+# What libgomp is told: nothing (its default: spin 300,000 times, then sleep), to sleep at once,
+# or to spin a short while first.
+VARIANTS = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"},
+            "spin_10000": {"GOMP_SPINCOUNT": "10000"}}
+
+
+def seconds_per_step(variant: dict[str, str], busy: int, threads: int = 2, steps: int = 8) -> float:
+    """One measurement in a fresh interpreter (libgomp reads its settings when it loads)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     hogs = [multiprocessing.Process(target=_busy, daemon=True) for _ in range(busy)]
     for hog in hogs:
         hog.start()
     try:
         out = subprocess.run([sys.executable, "-c", _STEP.format(threads=threads, steps=steps)],
-                             env={**os.environ, "OMP_WAIT_POLICY": policy}, check=True,
+                             env={**env, **variant}, check=True,
                              capture_output=True, text=True).stdout
     finally:
         for hog in hogs:
@@ -75,8 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("metrics/timing/threads.json"))
     args = parser.parse_args(argv)
     result = {"threads": 2, "busy_processes": args.busy, "seconds_per_step": {
-        f"{policy.lower()}_{load}": seconds_per_step(policy, busy)
-        for policy in ("ACTIVE", "PASSIVE") for load, busy in (("quiet", 0), ("busy", args.busy))}}
+        f"{name}_{load}": seconds_per_step(variant, busy) for name, variant in VARIANTS.items()
+        for load, busy in (("quiet", 0), ("busy", args.busy))}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))
