@@ -90,8 +90,13 @@ def embed(
     require(statute_chunks, "statute chunk table (stage `index`)")
     stats = run_embed(chunks, statute_chunks, out, load_params(params_path).index)
     if timing:
-        write_json(timing, {**stats["timing"], "encoder": stats["encoder"],
-                             "precision": stats["precision"]})
+        # Reused embeddings were encoded by an earlier run: its measured speed stays on record.
+        earlier = json.loads(timing.read_text(encoding="utf-8")) if timing.is_file() else {}
+        kept = {key: value for key, value in earlier.items()
+                if stats["timing"].get(f"{key.split('_')[0]}_reused")
+                and key.endswith(("_seconds", "_passages_per_second"))}
+        write_json(timing, {**kept, **stats["timing"], "encoder": stats["encoder"],
+                            "precision": stats["precision"]})
 
 
 @app.command()

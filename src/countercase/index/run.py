@@ -146,12 +146,15 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
     for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):
         table = pd.read_parquet(path, columns=["chunk_id", "text"])
         started = time.perf_counter()
-        build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), params.encoder,
-                         out / task, batch_size=params.batch_size, encoder=encoder,
-                         precision=params.precision)
+        embedded = build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(),
+                                    params.encoder, out / task, batch_size=params.batch_size,
+                                    encoder=encoder, precision=params.precision)
         seconds = time.perf_counter() - started
+        counts[f"n_{task}_chunks"] = len(table)
+        if not embedded:  # nothing was encoded: no speed to report (the caller keeps the last)
+            timing[f"{task}_reused"] = True
+            continue
         timing[f"{task}_seconds"] = round(seconds, 2)
         timing[f"{task}_passages_per_second"] = round(len(table) / seconds, 2)
-        counts[f"n_{task}_chunks"] = len(table)
     return {**counts, "encoder": params.encoder, "precision": params.precision,
             "timing": timing}
