@@ -13,7 +13,7 @@ import pikepdf
 from countercase.config import IngestParams
 from countercase.ingest.document import Document, IngestFailure
 from countercase.ingest.pdf import PdfDirectorySource, read_pdf
-from countercase.ingest.workers import Job, read_in_workers
+from countercase.ingest.workers import PdfJob, read_in_workers
 
 
 def _reader(path, source_path, doc_id):
@@ -29,8 +29,10 @@ def _reader(path, source_path, doc_id):
 
 
 def _run(names, pdf_dir, **limits):
-    jobs = [Job(pdf_dir / "judgment_02.pdf", f"{name}.pdf", name) for name in names]
-    results = list(read_in_workers(jobs, _reader, workers=2, **limits))
+    jobs = [PdfJob(pdf_dir / "judgment_02.pdf", f"{name}.pdf", name) for name in names]
+    pairs = list(read_in_workers(jobs, _reader, workers=2, **limits))
+    assert [job for job, _ in pairs] == jobs  # each result with its own job
+    results = [result for _, result in pairs]
     assert [r.source_path for r in results] == [f"{name}.pdf" for name in names]  # job order
     for result in results:
         if len(result.source_path) == len("a.pdf"):

@@ -92,9 +92,9 @@ def embed(
     if timing:
         # Reused embeddings were encoded by an earlier run: its measured speed stays on record.
         earlier = json.loads(timing.read_text(encoding="utf-8")) if timing.is_file() else {}
-        kept = {key: value for key, value in earlier.items()
-                if stats["timing"].get(f"{key.split('_')[0]}_reused")
-                and key.endswith(("_seconds", "_passages_per_second"))}
+        kept = {f"{task}_{key}": earlier[f"{task}_{key}"] for task in layout.TASKS
+                if stats["timing"].get(f"{task}_reused")
+                for key in ("seconds", "passages_per_second") if f"{task}_{key}" in earlier}
         write_json(timing, {**kept, **stats["timing"], "encoder": stats["encoder"],
                             "precision": stats["precision"]})
 

@@ -12,6 +12,7 @@ Every reader takes UTF-8 with or without a byte-order mark (a BOM never becomes 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,8 +60,7 @@ def read_qrels(path: str | Path) -> Qrels:
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 4 or not parts[3].lstrip("-").isascii() or \
-                not parts[3].lstrip("-").isdigit():
+        if len(parts) != 4 or not re.fullmatch(r"-?[0-9]+", parts[3]):
             raise QrelsError(f"{path}:{number}: expected 'qid iter docid rel', got {line[:60]!r}")
         pair = (parts[0], parts[2])
         if pair in first_line:

@@ -25,9 +25,7 @@ import hashlib
 import io
 import logging
 import re
-from collections import deque
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -39,7 +37,7 @@ from pdfplumber.utils import cluster_objects
 from countercase.config import IngestParams
 from countercase.errors import CountercaseError
 from countercase.ingest.document import Document, IngestFailure, Page
-from countercase.ingest.workers import Job, read_in_workers
+from countercase.ingest.workers import PdfJob, read_in_workers
 
 log = logging.getLogger(__name__)
 
@@ -396,16 +394,6 @@ def _read_pdf(data: bytes | Path, source_path: str, doc_id: str, params: IngestP
 # -------------------------------------------------------------- many PDFs at once
 
 
-@dataclass
-class PdfJob:
-    """One PDF to read; ``context`` travels with it untouched (e.g. its metadata record)."""
-
-    data: bytes | Path
-    source_path: str
-    doc_id: str
-    context: Any = None
-
-
 def read_pdfs(jobs: Iterable[PdfJob], params: IngestParams = IngestParams(), source: str = "pdf",
               workers: int = 1, max_pages: int | None = None
               ) -> Iterator[tuple[PdfJob, Document | IngestFailure]]:
@@ -415,15 +403,7 @@ def read_pdfs(jobs: Iterable[PdfJob], params: IngestParams = IngestParams(), sou
     A PDF that overruns its limit, or whose reader dies, becomes a failure; the rest are read.
     """
     read = partial(read_pdf, params=params, source=source, max_pages=max_pages)
-    held: deque[PdfJob] = deque()
-
-    def queued() -> Iterator[Job]:
-        for job in jobs:
-            held.append(job)
-            yield Job(job.data, job.source_path, job.doc_id)
-
-    for item in read_in_workers(queued(), read, workers, params.pdf_cpu_seconds):
-        yield held.popleft(), item
+    yield from read_in_workers(jobs, read, workers, params.pdf_cpu_seconds)
 
 
 class PdfDirectorySource:

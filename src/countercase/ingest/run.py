@@ -114,10 +114,11 @@ def read_documents(path: str | Path) -> Iterator[Document]:
             if not raw.strip():
                 continue
             try:
-                yield Document.from_dict(json.loads(raw.decode("utf-8")))
+                document = Document.from_dict(json.loads(raw.decode("utf-8")))
             except (UnicodeDecodeError, RecursionError, KeyError, TypeError, ValueError,
                     AttributeError) as error:
                 what = f"missing {error}" if isinstance(error, KeyError) else \
                     f"{type(error).__name__}: {error}"[:160]
                 raise DocumentsError(f"{path}:{number}: not a document of the ingest stage "
                                      f"({what}); give the ingest stage's documents.jsonl") from None
+            yield document

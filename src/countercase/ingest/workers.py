@@ -70,10 +70,13 @@ def _serve(conn: Connection, read: Read, cpu_seconds: int) -> None:
 
 
 @dataclass
-class Job:
+class PdfJob:
+    """One PDF to read; ``context`` travels with it untouched (e.g. its metadata record)."""
+
     data: Any  # bytes or a Path
     source_path: str
     doc_id: str
+    context: Any = None
 
 
 class _Worker:
@@ -83,10 +86,10 @@ class _Worker:
                                        daemon=True)
         self.process.start()
         child.close()
-        self.job: tuple[int, Job] | None = None
+        self.job: tuple[int, PdfJob] | None = None
         self.started = 0.0
 
-    def send(self, index: int, job: Job) -> None:
+    def send(self, index: int, job: PdfJob) -> None:
         self.job, self.started = (index, job), time.monotonic()
         self.conn.send((job.data, job.source_path, job.doc_id))
 
@@ -97,9 +100,11 @@ class _Worker:
         self.conn.close()
 
 
-def read_in_workers(jobs: Iterable[Job], read: Read, workers: int = 1, cpu_seconds: int = 60,
-                    wall_seconds: float | None = None) -> Iterator[Document | IngestFailure]:
-    """``read(data, source_path, doc_id)`` of every job in ``workers`` processes, in job order.
+def read_in_workers(jobs: Iterable[PdfJob], read: Read, workers: int = 1, cpu_seconds: int = 60,
+                    wall_seconds: float | None = None
+                    ) -> Iterator[tuple[PdfJob, Document | IngestFailure]]:
+    """``(job, read(data, source_path, doc_id))`` of every job in ``workers`` processes, in job
+    order.
 
     At most ``2 * workers`` jobs are in flight or waiting to be yielded at a time.
     """
@@ -108,7 +113,7 @@ def read_in_workers(jobs: Iterable[Job], read: Read, workers: int = 1, cpu_secon
     context = multiprocessing.get_context("fork")
     pool = [_Worker(context, read, cpu_seconds) for _ in range(max(1, workers))]
     jobs_iter = enumerate(jobs)  # consumed lazily: a folder of PDFs is never all in memory
-    done: dict[int, Document | IngestFailure] = {}
+    done: dict[int, tuple[PdfJob, Document | IngestFailure]] = {}
     next_out = 0
     exhausted = False
 
@@ -144,7 +149,7 @@ def read_in_workers(jobs: Iterable[Job], read: Read, workers: int = 1, cpu_secon
                 index, job = worker.job
                 if worker.conn in ready:
                     try:
-                        done[index] = worker.conn.recv()
+                        done[index] = job, worker.conn.recv()
                         refill(worker)
                         continue
                     except (EOFError, OSError):
@@ -155,7 +160,7 @@ def read_in_workers(jobs: Iterable[Job], read: Read, workers: int = 1, cpu_secon
                 else:
                     continue
                 log.warning("%s: %s", job.source_path, reason)
-                done[index] = IngestFailure(job.source_path, reason)
+                done[index] = job, IngestFailure(job.source_path, reason)
                 worker.stop()
                 pool[i] = _Worker(context, read, cpu_seconds)
                 refill(pool[i])
