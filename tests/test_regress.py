@@ -128,3 +128,21 @@ def test_unknown_regressions_and_arguments_are_user_errors(run_cli, regressions)
     (regressions / "aila2019-task1" / "broken.yaml").write_text("collection: [\n")
     code, _, err = run_cli("regress", "--verify", "--all", "--regressions", str(regressions))
     assert code == 2 and "broken.yaml" in err and len(err.strip().splitlines()) == 1
+
+
+def test_re_running_a_lever_condition_reads_the_tuning_choice(run_cli, fixture, regressions,
+                                                              tmp_path):
+    """The lever conditions run with the tune stage's choice: ``--verify`` without ``--runs``
+    reads it (a damaged choice is named), and without one the condition is a failure."""
+    lever = "aila2019-task1/docs_tuned"
+    broken = tmp_path / "tuning_choice.yaml"
+    broken.write_text("precedents: {docs: {k1: 0.9}}\n")
+    code, _, err = _verify(run_cli, fixture, regressions, "--choice", str(broken))
+    assert code == 0, err  # a condition without levers does not need the choice
+    code, _, err = run_cli("regress", "--verify", lever, "--regressions", str(regressions),
+                           "--index-dir", str(fixture / "index"), "--choice", str(broken))
+    assert code == 2 and str(broken) in err and "passages_bm25.pool" in err
+    code, _, err = run_cli("regress", "--verify", lever, "--regressions", str(regressions),
+                           "--index-dir", str(fixture / "index"),
+                           "--choice", str(tmp_path / "none.yaml"))
+    assert code == 1 and "not run" in err

@@ -267,6 +267,10 @@ def regress(
                                    help="Judgments to cut the chunking variants from."),
     variants_dir: Path = typer.Option(layout.EVALUATE / "chunkings",
                                       help="Where the chunking variants are built."),
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    choice: Path = typer.Option(layout.TUNING_CHOICE,
+                                help="The tune stage's choice, which the lever conditions run "
+                                     "with (when scoring again, without --runs)."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -276,6 +280,8 @@ def regress(
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
     from countercase.evaluate import regress as run
+    from countercase.evaluate.conditions import BY_NAME
+    from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.regressions import select
     from countercase.evaluate.run import VariantSource
     from countercase.retrieve.load import IndexPaths
@@ -288,16 +294,22 @@ def regress(
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     variants = VariantSource(documents, chunks.parent, variants_dir) if documents.exists() else None
+
+    def levers(records):  # read only when a lever condition is to be run again
+        needed = runs is None and any(BY_NAME[r["condition"]].level == "lever" for r in records
+                                      if r["condition"] in BY_NAME)
+        return LeverSource.read(choice, citations) if needed and choice.exists() else None
+
     if update:
         if not reason.strip():
             raise UserError("--update needs --reason: say why the expected scores change")
         records = [run.new_record(ref) for ref in refs] if refs else select(regressions, [])
         for path in run.update(records, regressions, params, paths, variants, runs, aila_dir,
-                               reason):
+                               reason, levers(records)):
             log.info("%s: expected scores recorded", path)
         return
     records = select(regressions, refs)
-    drifts = run.verify(records, params, paths, variants, runs, aila_dir)
+    drifts = run.verify(records, params, paths, variants, runs, aila_dir, levers(records))
     columns = ["collection", "condition", "measure", "expected", "found", "diff"]
     if metrics:
         write_json(metrics, {"regressions": len(records), "drifts": len(drifts),

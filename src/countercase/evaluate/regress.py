@@ -13,6 +13,7 @@ from countercase.config import Params
 from countercase.datasets import load
 from countercase.evaluate import regressions as reg
 from countercase.evaluate.conditions import BY_NAME
+from countercase.evaluate.levers import LeverSource
 from countercase.evaluate.run import VariantSource, evaluate_dataset
 from countercase.experiment import Experiment
 from countercase.experiment.runs import read_trec_run
@@ -23,10 +24,12 @@ log = logging.getLogger(__name__)
 
 def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
            variants: VariantSource | None = None, runs: Path | None = None,
-           aila_root: Path | None = None) -> reg.Scores:
+           aila_root: Path | None = None, levers: LeverSource | None = None) -> reg.Scores:
     """(collection, condition) -> scores of each regression record: its condition run again on
     its dataset, or (``runs``) the run file the evaluate stage wrote, ``runs/<collection>/
-    <condition>.run``, scored. A condition that cannot run here is left out (and logged)."""
+    <condition>.run``, scored. ``levers`` (the tune stage's choice) is what the lever conditions
+    run with; without it they cannot run. A condition that cannot run here is left out (and
+    logged)."""
     found: reg.Scores = {}
     for dataset_id in dict.fromkeys(r["dataset"] for r in records):
         chosen = [r for r in records if r["dataset"] == dataset_id]
@@ -43,7 +46,7 @@ def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
             continue
         conditions = [BY_NAME[r["condition"]] for r in chosen if r["condition"] in BY_NAME]
         ran = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                               None, set(), variants)["scores"]
+                               None, set(), variants, levers)["scores"]
         found.update({(dataset.collection, name): s for name, s in ran.items()})
     return found
 
@@ -60,13 +63,14 @@ def index_statistics(paths: IndexPaths, task: str) -> dict[str, int]:
 
 def verify(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
            variants: VariantSource | None, runs: Path | None,
-           aila_root: Path | None) -> list[reg.Drift]:
-    return reg.verify(records, scores(records, params, paths, variants, runs, aila_root), params)
+           aila_root: Path | None, levers: LeverSource | None = None) -> list[reg.Drift]:
+    return reg.verify(records, scores(records, params, paths, variants, runs, aila_root, levers),
+                      params)
 
 
 def update(records: list[dict[str, Any]], root: Path, params: Params, paths: IndexPaths,
            variants: VariantSource | None, runs: Path | None, aila_root: Path | None,
-           reason: str) -> list[Path]:
+           reason: str, levers: LeverSource | None = None) -> list[Path]:
     """Score ``records`` and write them as expected scores, with ``reason``; nothing is
     written unless every record could be scored."""
     if not reason.strip():
@@ -79,7 +83,7 @@ def update(records: list[dict[str, Any]], root: Path, params: Params, paths: Ind
         if condition.level == "docs" or condition.chunking:  # not the main chunk table
             index = {"documents": index["documents"]}
         planned.append((r, dataset, condition, index))
-    found = scores(records, params, paths, variants, runs, aila_root)
+    found = scores(records, params, paths, variants, runs, aila_root, levers)
     missing = [f"{r['collection']}/{r['condition']}" for r in records
                if (r["collection"], r["condition"]) not in found]
     if missing:
