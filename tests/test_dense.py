@@ -280,37 +280,46 @@ def test_missing_mpnet_parts_are_named(tmp_path, monkeypatch):
     assert not (tmp_path / "all-mpnet-base-v2").exists()
 
 
-# --------------------------------------------------------------------------- throughput
+# --------------------------------------------------------------------------- ONNX Runtime
 
 
-def _chunks(aila_files, n=100, size=250):
-    """``n`` real passages of ``size`` MiniLM word pieces, cut from the AILA judgments."""
-    from countercase.extract.chunking import load_tokenizer
-
-    tokenizer = load_tokenizer(MINILM)
-    chunks = []
-    for text in _judgments(aila_files, [f"C{i}" for i in range(1, 40)]):
-        offsets = tokenizer.encode(text, add_special_tokens=False).offsets
-        for start in range(0, len(offsets) - size + 1, size):
-            chunks.append(text[offsets[start][0]:offsets[start + size - 1][1]])
-            if len(chunks) == n:
-                return chunks
-    raise AssertionError("not enough text")
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("onnx-cache")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("COUNTERCASE_BENCH") != "1",
-                    reason="throughput measurement: set COUNTERCASE_BENCH=1 (about 1-2 minutes)")
-@pytest.mark.parametrize("name", [MINILM, "all-mpnet-base-v2"])
-def test_throughput(aila_files, name):
-    import torch
+def test_the_onnx_encoders_give_the_pytorch_vectors(paragraphs, encoder, onnx_cache):
+    reference = embed(encoder, paragraphs, show_progress=False)
+    for precision, floor in (("onnx-float32", 0.99999), ("onnx-int8", 0.97)):
+        model = load_encoder(MINILM, onnx_cache, precision=precision)
+        vectors = embed(model, paragraphs, batch_size=7, precision=precision)
+        assert vectors.shape == reference.shape and vectors.dtype == np.float32
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        cosine = (vectors * reference).sum(axis=1)
+        assert cosine.min() > floor, (precision, cosine.min())
+    assert cosine.mean() < 0.99999  # int8 is an approximation, not the float32 model again
+    (folder,) = (onnx_cache / "onnx").iterdir()
+    stamp = (folder / "model.int8.onnx").stat().st_mtime_ns
+    load_encoder(MINILM, onnx_cache, precision="onnx-int8")
+    assert (folder / "model.int8.onnx").stat().st_mtime_ns == stamp  # exported once
 
-    chunks = _chunks(aila_files)
-    model = load_encoder(name)
-    embed(model, chunks[:8], show_progress=False)  # warm-up
-    start = time.perf_counter()
-    vectors = embed(model, chunks, batch_size=32, show_progress=False)
-    seconds = time.perf_counter() - start
-    print(f"\n{name}: {len(chunks)} chunks of 250 word pieces, batch 32, "
-          f"{torch.get_num_threads()} torch threads: {seconds:.1f} s, "
-          f"{len(chunks) / seconds:.1f} passages/s, dim {vectors.shape[1]}")
+
+def test_a_precision_needs_its_own_encoder(paragraphs, encoder, onnx_cache):
+    with pytest.raises(ValueError, match="onnx-int8"):
+        embed(encoder, paragraphs[:2], precision="onnx-int8")
+    model = load_encoder(MINILM, onnx_cache, precision="onnx-int8")
+    with pytest.raises(ValueError, match="bfloat16"):
+        embed(model, paragraphs[:2], precision="bfloat16")
+    with pytest.raises(ValueError, match="unknown precision"):
+        load_encoder(MINILM, onnx_cache, precision="int4")
+
+
+def test_embeddings_record_their_precision(ids, paragraphs, onnx_cache, tmp_path):
+    out = tmp_path / "dense" / "precedents"
+    assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, cache_dir=onnx_cache,
+                            show_progress=False, precision="onnx-int8")
+    assert read_meta(out)["precision"] == "onnx-int8"
+    assert not build_embeddings(ids, paragraphs, MINILM, out, show_progress=False,
+                                precision="onnx-int8")  # reused
+    assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, show_progress=False,
+                            precision="float32")  # another precision is embedded again

@@ -36,7 +36,7 @@ class ExtractParams(_Section):
 
 class IndexParams(_Section):
     encoder: str = "all-MiniLM-L6-v2"  # or all-mpnet-base-v2, or a sentence-transformers folder
-    precision: Literal["float32", "bfloat16"] = "bfloat16"  # see countercase.index.encoders.embed
+    precision: Literal["float32", "bfloat16", "onnx-float32", "onnx-int8"] = "bfloat16"  # encoders
     batch_size: int = Field(32, gt=0)
     threads: int = Field(2, gt=0)  # Lucene indexing threads
 

@@ -79,8 +79,17 @@ def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
 
 
 def main() -> None:
+    import time
+
+    from countercase.stage_times import record_dvc_stage
+
+    started = time.perf_counter()
     try:
         app()
+    except SystemExit as done:  # typer's way of returning: record a DVC stage that succeeded
+        if done.code in (0, None):
+            record_dvc_stage(time.perf_counter() - started)
+        raise
     except CountercaseError as error:  # bad input or a missing artefact: the message says which
         typer.echo(f"error: {error}", err=True)
         sys.exit(2)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,41 @@ from countercase.extract.metadata import extract_metadata
 from countercase.extract.sc_records import load_sc_index
 from countercase.extract.segment import Segment, segment
 from countercase.extract.statutes import build_constitution_crossrefs, build_statute_table
+from countercase.ingest.document import Document
 from countercase.ingest.run import read_documents
 
 log = logging.getLogger(__name__)
 
 # Case metadata copied onto every chunk, so an index can filter chunks without a join.
 CHUNK_CASE_FIELDS = ("case_id", "year", "bench_type", "act_sections", "outcome_label")
+
+
+@dataclass
+class Extracted:
+    """One judgment's rows of ``metadata.parquet``, ``sections.parquet`` and ``chunks.parquet``."""
+
+    metadata: dict[str, Any]
+    sections: list[dict[str, Any]]
+    chunks: list[dict[str, Any]]
+
+
+def extract_document(doc: Document, sc_index, tokenizer,
+                     params: ExtractParams) -> Extracted | dict[str, str]:
+    """A judgment's rows, or (when it cannot be processed) its row of ``failures.jsonl``: the
+    unit of work of this stage and of the distributed dataflow alike."""
+    try:
+        meta = extract_metadata(doc, sc_index).to_dict()
+        segments = segment(doc.text, facts_fraction=params.facts_fallback_fraction)
+        chunks = chunk_document(doc, segments, tokenizer, params.chunk_size, params.chunk_overlap)
+    except Exception as error:  # one bad judgment must not stop the corpus
+        log.warning("extract failed for %s: %s", doc.doc_id, error)
+        return {"doc_id": doc.doc_id, "source_path": doc.source_path,
+                "reason": f"{type(error).__name__}: {error}"}
+    case_fields = {k: meta[k] for k in CHUNK_CASE_FIELDS}
+    return Extracted(meta,
+                     [{"doc_id": doc.doc_id, "section_type": s.section_type, "start": s.start,
+                       "end": s.end} for s in segments],
+                     [{**chunk.to_dict(), **case_fields} for chunk in chunks])
 
 
 def run_extract(documents: Path, statutes_dir: Path, sc_metadata_dir: Path | None, out: Path,
@@ -53,22 +83,30 @@ def run_extract(documents: Path, statutes_dir: Path, sc_metadata_dir: Path | Non
     n_documents = 0
     for doc in tqdm(read_documents(documents), desc="extract", unit="doc"):
         n_documents += 1
-        try:
-            meta = extract_metadata(doc, sc_index).to_dict()
-            segments = segment(doc.text, facts_fraction=params.facts_fallback_fraction)
-            chunks = chunk_document(doc, segments, tokenizer, params.chunk_size, params.chunk_overlap)
-        except Exception as error:  # one bad judgment must not stop the corpus
-            log.warning("extract failed for %s: %s", doc.doc_id, error)
-            failures.append({"doc_id": doc.doc_id, "source_path": doc.source_path,
-                             "reason": f"{type(error).__name__}: {error}"})
+        found = extract_document(doc, sc_index, tokenizer, params)
+        if isinstance(found, dict):
+            failures.append(found)
             continue
-        metadata_rows.append(meta)
-        section_rows += [{"doc_id": doc.doc_id, "section_type": s.section_type, "start": s.start,
-                          "end": s.end} for s in segments]
-        case_fields = {k: meta[k] for k in CHUNK_CASE_FIELDS}
-        chunk_rows += [{**chunk.to_dict(), **case_fields} for chunk in chunks]
+        metadata_rows.append(found.metadata)
+        section_rows += found.sections
+        chunk_rows += found.chunks
     timing["judgments_seconds"] = time.perf_counter() - t0
+    summary = write_extract(out, statutes_dir, params, n_documents, metadata_rows, section_rows,
+                            chunk_rows, failures, timing)
+    timing["total_seconds"] = time.perf_counter() - started
+    timing["judgments_per_second"] = n_documents / timing["judgments_seconds"] if n_documents else 0.0
+    log.info("extracted %d judgments, %d chunks, %d statute sections (%d failures) in %.1f s",
+             summary["n_judgments"], summary["n_chunks"], summary["n_statute_sections"],
+             summary["n_failures"], timing["total_seconds"])
+    return {**summary, "timing": {k: round(v, 3) for k, v in timing.items()}}
 
+
+def write_extract(out: Path, statutes_dir: Path, params: ExtractParams, n_documents: int,
+                  metadata_rows: list[dict], section_rows: list[dict], chunk_rows: list[dict],
+                  failures: list[dict], timing: dict[str, float]) -> dict[str, Any]:
+    """The stage's files from every judgment's rows (in ``documents.jsonl``'s order) and the
+    statute table; returns the summary (``timing`` gains the statutes' seconds)."""
+    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     statutes = pd.DataFrame([row.to_dict() for row in build_statute_table(statutes_dir)])
     crossrefs = pd.DataFrame(build_constitution_crossrefs(statutes_dir))
@@ -98,11 +136,7 @@ def run_extract(documents: Path, statutes_dir: Path, sc_metadata_dir: Path | Non
         if len(chunks_df) else {},
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    timing["total_seconds"] = time.perf_counter() - started
-    timing["judgments_per_second"] = n_documents / timing["judgments_seconds"] if n_documents else 0.0
-    log.info("extracted %d judgments, %d chunks, %d statute sections (%d failures) in %.1f s",
-             len(metadata), len(chunks_df), len(statutes), len(failures), timing["total_seconds"])
-    return {**summary, "timing": {k: round(v, 3) for k, v in timing.items()}}
+    return summary
 
 
 def read_sections(path: Path) -> dict[str, list[Segment]]:

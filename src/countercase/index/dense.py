@@ -136,7 +136,7 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / META_FILE).unlink(missing_ok=True)  # whatever follows is not current until done
     if encoder is None:
-        encoder = encoders.load_encoder(name, cache_dir)
+        encoder = encoders.load_encoder(name, cache_dir, precision)
     start = time.perf_counter()
     matrix: np.ndarray | None = None
     with tqdm(total=len(texts), desc=f"embed {name}", unit="passage",

@@ -140,7 +140,7 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
     """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``)."""
     from countercase.index.encoders import load_encoder
 
-    encoder = load_encoder(params.encoder)
+    encoder = load_encoder(params.encoder, precision=params.precision)
     timing: dict[str, float] = {}
     counts: dict[str, int] = {}
     for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):

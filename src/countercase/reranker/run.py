@@ -87,8 +87,8 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
         from countercase.index.encoders import load_encoder
 
         dense = DenseIndex.load(dense_dir / "precedents")
-        encoder = load_encoder(meta["encoder"])
         precision = meta.get("precision", "float32")
+        encoder = load_encoder(meta["encoder"], precision=precision)
     elif p.dense_negatives:
         log.warning("no embeddings in %s: negatives from BM25 only", dense_dir / "precedents")
     rng = random.Random(params.seed)

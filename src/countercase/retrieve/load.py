@@ -94,8 +94,8 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
             from countercase.index.encoders import load_encoder
 
             dense = DenseIndex.load(dense_dir)
-            encoder = load_encoder(meta["encoder"])
             precision = meta.get("precision", "float32")
+            encoder = load_encoder(meta["encoder"], precision=precision)
     fact_searcher = None
     if task == "precedents" and (params.fact_weight > 0 or facts):
         from countercase.index.facts import FactSearcher

@@ -99,6 +99,9 @@ class Retriever:
 
     def with_params(self, params: RetrieveParams) -> "Retriever":
         """The same indexes and chunk table under other switches (an ablation condition)."""
+        if params.use_dense and self.dense is None:  # opened without embeddings (a warning)
+            raise CountercaseError(f"the {self.task} search was opened without embeddings "
+                                   "(stage `embed`); a condition with dense search cannot run")
         return Retriever(self.chunks, params, bm25=self.bm25, dense=self.dense,
                          encoder=self.encoder, reranker=self.reranker, task=self.task,
                          precision=self.precision, facts=self.facts)

@@ -1,0 +1,89 @@
+"""The pipeline's per-stage timing table, ``metrics/timing/summary.json``.
+
+Every stage command is a ``countercase`` subcommand, and DVC names the stage it runs in the
+environment (``DVC_STAGE``): :func:`record` adds that stage's wall time to the table when the
+command succeeds. A stage DVC skips keeps the seconds of its last run (with the time it
+finished), so the table always reads "what each stage cost the last time it ran" and the total
+is what a full run costs. ``python -m countercase.stage_times`` prints it as a Markdown table.
+
+The file is committed with the other timings; it is deliberately not a DVC metric of any one
+stage, since every stage writes to it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+from pathlib import Path
+
+from countercase import layout
+
+log = logging.getLogger(__name__)
+
+SUMMARY = layout.timing("summary")
+
+
+def read(path: Path = SUMMARY) -> dict:
+    try:
+        found = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"stages": {}}
+    return found if isinstance(found.get("stages"), dict) else {"stages": {}}
+
+
+def record(stage: str, seconds: float, path: Path = SUMMARY,
+           now: dt.datetime | None = None) -> dict:
+    """Write ``stage``'s seconds into the table (stages in ``dvc.yaml``'s order) and return it."""
+    table = read(path)
+    finished = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
+    table["stages"][stage] = {"seconds": round(float(seconds), 1),
+                              "finished": finished.isoformat()}
+    order = _dvc_order()
+    stages = dict(sorted(table["stages"].items(),
+                         key=lambda item: (order.get(item[0], len(order)), item[0])))
+    table = {"stages": stages,
+             "total_seconds": round(sum(s["seconds"] for s in stages.values()), 1),
+             "total_minutes": round(sum(s["seconds"] for s in stages.values()) / 60, 1)}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return table
+
+
+def record_dvc_stage(seconds: float) -> None:
+    """:func:`record` for the stage DVC is running, if any (a timing file that cannot be
+    written is logged, never fails the stage)."""
+    stage = os.environ.get("DVC_STAGE")
+    if not stage:
+        return
+    try:
+        record(stage.rpartition(":")[2], seconds)
+    except OSError as error:
+        log.warning("stage timing not recorded in %s: %s", SUMMARY, error)
+
+
+def _dvc_order(dvc_yaml: Path = Path("dvc.yaml")) -> dict[str, int]:
+    import yaml
+
+    try:
+        stages = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return {}
+    return {name: i for i, name in enumerate(stages)}
+
+
+def markdown(table: dict) -> str:
+    rows = ["| stage | seconds | minutes | last run (UTC) |", "|---|---:|---:|---|"]
+    rows += [f"| `{name}` | {s['seconds']:,.0f} | {s['seconds'] / 60:.1f} | {s['finished']} |"
+             for name, s in table["stages"].items()]
+    rows.append(f"| total | {table.get('total_seconds', 0):,.0f} | "
+                f"{table.get('total_minutes', 0):.1f} | |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown(read()))

@@ -1,0 +1,51 @@
+"""The per-stage timing table: a stage that succeeds under DVC records its seconds in
+``metrics/timing/summary.json`` (in ``dvc.yaml``'s order, with the total); a failing one does
+not; a command outside DVC writes nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(tmp_path,
+                                                                          monkeypatch):
+    from countercase import stage_times
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    path = tmp_path / "summary.json"
+    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    stage_times.record("evaluate", 380.04, path, when)
+    stage_times.record("ingest", 12.0, path, when)
+    table = stage_times.record("evaluate", 400.0, path, when)  # a later run replaces the first
+    assert list(table["stages"]) == ["ingest", "evaluate"]
+    assert table["stages"]["evaluate"] == {"seconds": 400.0, "finished": "2026-01-02T03:04:05+00:00"}
+    assert table["total_seconds"] == 412.0 and json.loads(path.read_text()) == table
+    assert "| total | 412 | 6.9 | |" in stage_times.markdown(table)
+
+
+def _run(args, cwd, stage):
+    env = {k: v for k, v in os.environ.items() if k != "DVC_STAGE"}
+    if stage:
+        env["DVC_STAGE"] = stage
+    return subprocess.run([sys.executable, "-m", "countercase.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_only_a_stage_that_succeeds_under_dvc_is_recorded(tmp_path):
+    shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    summary = tmp_path / "metrics" / "timing" / "summary.json"
+    assert _run(["--help"], tmp_path, None).returncode == 0
+    assert not summary.exists()  # not under DVC
+    assert _run(["regress"], tmp_path, "dvc.yaml:regress").returncode == 2
+    assert not summary.exists()  # failed
+    done = _run(["--help"], tmp_path, "dvc.yaml:paper")
+    assert done.returncode == 0, done.stderr
+    assert list(json.loads(summary.read_text())["stages"]) == ["paper"]
