@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import shutil
-import time
 
 import numpy as np
 import pytest
