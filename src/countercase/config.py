@@ -185,6 +185,17 @@ class RerankLlmParams(_Section):
     n_ctx: int = Field(2048, ge=512)  # the model's context (a prompt must fit in it)
 
 
+class ScaleoutParams(_Section):
+    """The sharded dataflow (``countercase scaleout``); ``dvc repro`` stays single-process."""
+
+    engine: Literal["local", "dask"] = "local"
+    address: str | None = None  # a Dask scheduler (tcp://host:8786); None: a local cluster
+    workers: int = Field(2, ge=1)  # processes of the local cluster
+    threads_per_worker: int = Field(1, ge=1)  # torch threads in each task
+    shard_documents: int = Field(64, ge=1)  # judgments (or PDFs) a task
+    shard_chunks: int = Field(2048, ge=1)  # chunks an embedding task: a multiple of the batch
+
+
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
@@ -199,6 +210,7 @@ class Params(_Section):
     citations: CitationsParams = CitationsParams()
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
+    scaleout: ScaleoutParams = ScaleoutParams()
 
 
 class ConfigError(CountercaseError, ValueError):

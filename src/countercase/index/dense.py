@@ -151,6 +151,20 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
             bar.update(len(batch))
     seconds = time.perf_counter() - start
     assert matrix is not None
+    store_embeddings(out_dir, ids, texts, matrix, name, batch_size, precision, seconds)
+    log.info("embedded %d texts with %s in %.1f s", len(ids), name, seconds)
+    return True
+
+
+def store_embeddings(out_dir: Path, ids: Sequence[str], texts: Sequence[str], matrix: np.ndarray,
+                     encoder_name: str, batch_size: int, precision: str,
+                     seconds: float) -> None:
+    """Write the storage of the module docstring (``meta.json`` last, so that it marks a
+    complete build); also the end of a distributed build (:mod:`countercase.scaleout`)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / META_FILE).unlink(missing_ok=True)
+    ids = list(ids)
 
     def save_matrix(tmp: Path) -> None:
         with tmp.open("wb") as handle:
@@ -160,11 +174,11 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     _write_text(out_dir / IDS_FILE, json.dumps(ids))
     _write_text(out_dir / META_FILE, json.dumps({
         "format": STORAGE_FORMAT,
-        "encoder": name,
+        "encoder": canonical_name(encoder_name),
         "dim": int(matrix.shape[1]),
         "count": len(ids),
-        "texts_sha256": digest,
-        "ids_sha256": ids_digest,
+        "texts_sha256": texts_sha256(texts),
+        "ids_sha256": _sha256_of(ids),
         "dtype": "float32",
         "normalized": True,
         "batch_size": batch_size,
@@ -172,8 +186,6 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
         "seconds": round(seconds, 3),
         "passages_per_second": round(len(ids) / seconds, 2) if seconds > 0 else None,
     }, indent=2))
-    log.info("embedded %d texts with %s in %.1f s", len(ids), name, seconds)
-    return True
 
 
 class DenseIndex:

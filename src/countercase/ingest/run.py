@@ -101,16 +101,23 @@ class DocumentsError(CountercaseError, ValueError):
     """A documents file that is not the ingest stage's: the message names the file and line."""
 
 
-def read_documents(path: str | Path) -> Iterator[Document]:
+def read_documents(path: str | Path, span: tuple[int, int, int] | None = None
+                   ) -> Iterator[Document]:
     """The documents of a ``documents.jsonl``, in file order; a line that is not one of the
-    ingest stage's documents stops the reading with its file and line named."""
+    ingest stage's documents stops the reading with its file and line named. ``span``
+    (first line number, start byte, stop byte; see :func:`line_spans`) reads one shard."""
     path = Path(path)
     try:
         handle = path.open("rb")
     except OSError as error:
         raise DocumentsError(f"cannot read documents file {path}: {error.strerror}") from None
+    first, start, stop = span if span is not None else (1, 0, None)
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        handle.seek(start)
+        lines = iter(handle.readline, b"")
+        if stop is not None:
+            lines = _until(handle, lines, stop)
+        for number, raw in enumerate(lines, start=first):
             if not raw.strip():
                 continue
             try:
@@ -122,3 +129,32 @@ def read_documents(path: str | Path) -> Iterator[Document]:
                 raise DocumentsError(f"{path}:{number}: not a document of the ingest stage "
                                      f"({what}); give the ingest stage's documents.jsonl") from None
             yield document
+
+
+def _until(handle, lines: Iterator[bytes], stop: int) -> Iterator[bytes]:
+    for raw in lines:
+        yield raw
+        if handle.tell() >= stop:
+            return
+
+
+def line_spans(path: str | Path, lines_per_span: int) -> list[tuple[int, int, int]]:
+    """``documents.jsonl`` cut into spans of ``lines_per_span`` lines: (first line number,
+    start byte, stop byte) each, for :func:`read_documents` to read one span."""
+    if lines_per_span < 1:
+        raise ValueError(f"lines_per_span must be at least 1, not {lines_per_span}")
+    spans, offset, first = [], 0, 1
+    start, count = 0, 0
+    try:
+        with Path(path).open("rb") as handle:
+            for raw in handle:
+                offset += len(raw)
+                count += 1
+                if count == lines_per_span:
+                    spans.append((first, start, offset))
+                    first, start, count = first + count, offset, 0
+    except OSError as error:
+        raise DocumentsError(f"cannot read documents file {path}: {error.strerror}") from None
+    if count:
+        spans.append((first, start, offset))
+    return spans

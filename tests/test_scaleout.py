@@ -1,0 +1,129 @@
+"""The sharded dataflow on Dask against the single-process stages, on real data: 20 AILA
+judgments (one of them broken) and the 10 real PDFs. Same chunk table, fact sheets, BM25
+results and embeddings; failures recorded in the same files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from countercase.config import ExtractParams, IndexParams, IngestParams, ScaleoutParams
+from countercase.ingest.document import Document, Page
+from countercase.ingest.text import text_document
+
+NAMES = [f"C{i}" for i in range(1, 21)]
+# float32: a vector that does not depend on the thread count of the process that made it (the
+# dataflow's workers run one torch thread each, the embed stage two)
+INDEX = IndexParams(precision="float32", batch_size=8, threads=1)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, aila_files):
+    root = tmp_path_factory.mktemp("scaleout-inputs")
+    texts = aila_files.casedocs(NAMES)
+    docs = [text_document(n, texts[n].encode(), n) for n in NAMES]
+    broken = Document("C0broken", "pdf", "broken.pdf", [Page(0, None)])
+    documents = root / "documents.jsonl"
+    documents.write_text("".join(json.dumps(d.to_dict()) + "\n" for d in [broken, *docs]))
+    return documents
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory, inputs, raw_dir, pdf_dir):
+    """The single-process stages: ingest (PDFs), extract, rule fact sheets, index, embed."""
+    from countercase.extract.run import run_extract
+    from countercase.factsheet.run import run_factsheets
+    from countercase.index.bm25 import build_bm25_index
+    from countercase.index.dense import build_embeddings
+    from countercase.index.run import chunk_records
+    from countercase.ingest.pdf import PdfDirectorySource
+    from countercase.ingest.run import run_ingest
+
+    out = tmp_path_factory.mktemp("single")
+    run_ingest([PdfDirectorySource(pdf_dir)], out / "pdfs" / "ingest")
+    for name, documents in (("aila", inputs), ("pdfs", out / "pdfs" / "ingest" / "documents.jsonl")):
+        run_extract(documents, raw_dir / "statutes", None, out / name / "extract", ExtractParams())
+        run_factsheets(documents, out / name / "extract", {}, out / name / "factsheets")
+    chunks = pd.read_parquet(out / "aila" / "extract" / "chunks.parquet")
+    build_bm25_index(chunk_records(chunks), out / "aila" / "index" / "precedents_chunks", 1)
+    build_embeddings(chunks["chunk_id"].tolist(), chunks["text"].tolist(), INDEX.encoder,
+                     out / "aila" / "dense" / "precedents", INDEX.batch_size,
+                     show_progress=False, precision=INDEX.precision)
+    return out
+
+
+@pytest.fixture(scope="module")
+def distributed(tmp_path_factory, inputs, raw_dir, pdf_dir):
+    from countercase.scaleout.dataflow import run_dataflow
+
+    out = tmp_path_factory.mktemp("distributed")
+    params = ScaleoutParams(engine="dask", workers=2, shard_documents=7, shard_chunks=24)
+    common = dict(params=params, extract=ExtractParams(), ingest=IngestParams(), index=INDEX,
+                  statutes_dir=raw_dir / "statutes")
+    summaries = {
+        "aila": run_dataflow(out / "aila", documents=inputs, **common),
+        "pdfs": run_dataflow(out / "pdfs", pdfs=sorted(pdf_dir.glob("*.pdf")), embed=False,
+                             bm25=False, **common)}
+    return out, summaries
+
+
+@pytest.mark.slow
+def test_the_dataflow_writes_what_the_single_process_stages_write(single, distributed):
+    out, summaries = distributed
+    assert summaries["aila"]["timing"]["judgment_shards"] == 3  # 21 lines, 7 a shard
+    assert summaries["aila"]["n_judgments"] == 20 and summaries["aila"]["n_failures"] == 1
+    for name in ("aila", "pdfs"):
+        for table in ("metadata", "sections", "chunks"):
+            pd.testing.assert_frame_equal(
+                pd.read_parquet(out / name / "extract" / f"{table}.parquet"),
+                pd.read_parquet(single / name / "extract" / f"{table}.parquet"))
+        for path in ("extract/failures.jsonl", "extract/summary.json",
+                     "factsheets/judgments.jsonl", "factsheets/failures.jsonl"):
+            assert (out / name / path).read_text() == (single / name / path).read_text(), path
+    assert (out / "pdfs" / "ingest" / "documents.jsonl").read_text() == \
+        (single / "pdfs" / "ingest" / "documents.jsonl").read_text()
+    assert len((out / "aila" / "factsheets" / "judgments.jsonl").read_text().splitlines()) == 20
+
+
+@pytest.mark.slow
+def test_bm25_results_and_embeddings_are_the_same(single, distributed, aila_files):
+    from countercase.index.bm25 import Bm25Searcher
+    from countercase.index.dense import read_meta
+
+    out, summaries = distributed
+    assert summaries["aila"]["timing"]["embed_shards"] > 1
+    ours = Bm25Searcher(out / "aila" / "index" / "precedents_chunks")
+    theirs = Bm25Searcher(single / "aila" / "index" / "precedents_chunks")
+    for query in list(aila_files.queries().values())[:5]:
+        assert ours.search(query, 50) == theirs.search(query, 50)
+    dense, reference = out / "aila" / "dense" / "precedents", single / "aila" / "dense" / "precedents"
+    assert json.loads((dense / "ids.json").read_text()) == json.loads(
+        (reference / "ids.json").read_text())
+    assert read_meta(dense)["texts_sha256"] == read_meta(reference)["texts_sha256"]
+    found, expected = np.load(dense / "embeddings.npy"), np.load(reference / "embeddings.npy")
+    assert found.shape == expected.shape and np.abs(found - expected).max() < 1e-5
+
+
+def test_shards_and_arguments_are_checked(tmp_path, inputs):
+    from countercase.scaleout.dataflow import embed_shards, judgment_shards, run_dataflow
+    from countercase.scaleout.engine import Engine
+
+    shards = judgment_shards(tmp_path, ScaleoutParams(shard_documents=10), ExtractParams(),
+                             IngestParams(), inputs)
+    assert [s.span[0] for s in shards] == [1, 11, 21]  # first line of each
+    assert shards[-1].span[2] == inputs.stat().st_size
+    pd.DataFrame({"chunk_id": ["a"]}).to_parquet(tmp_path / "chunks.parquet")
+    with pytest.raises(ValueError, match="multiple of index.batch_size"):
+        embed_shards(tmp_path / "chunks.parquet", tmp_path, ScaleoutParams(shard_chunks=30),
+                     IndexParams(batch_size=32))
+    with pytest.raises(ValueError, match="nothing to process"):
+        run_dataflow(tmp_path, ScaleoutParams(), ExtractParams(), IngestParams(), INDEX,
+                     tmp_path)
+    with pytest.raises(ValueError, match="unknown engine"):
+        Engine("ray")
+    with Engine("local") as engine:
+        assert engine.map(str, [3, 1, 2], "t") == ["3", "1", "2"]
+
