@@ -127,3 +127,31 @@ def test_shards_and_arguments_are_checked(tmp_path, inputs):
     with Engine("local") as engine:
         assert engine.map(str, [3, 1, 2], "t") == ["3", "1", "2"]
 
+
+
+def test_speedups_and_the_capacity_plan_follow_from_the_measurements():
+    from countercase.scaleout.bench import CORPUS_JUDGMENTS, capacity, speedups
+
+    one = {"aila_seconds": 40.0, "pdf_seconds": 30.0, "embed_seconds": 130.0,
+           "pdf_pages_per_second": 8.0, "passages_per_second": 20.0}
+    two = {"aila_seconds": 25.0, "pdf_seconds": 20.0, "embed_seconds": 80.0,
+           "pdf_pages_per_second": 12.0, "passages_per_second": 32.5}
+    found = speedups(one, two)
+    assert found == {"judgments_aila": 1.6, "judgments_pdfs": 1.5, "embedding": 1.62,
+                     "dataflow": 1.6}
+    plan = capacity(one, two, chunks_per_judgment=25.0, pages_per_judgment=20.0, dim=384)
+    assert plan["parallel_efficiency"] == 0.8
+    assert plan["bottleneck"] == "pdf_reading_and_extract"  # 87,500 s of pages, 43,750 of chunks
+    hours_one = (CORPUS_JUDGMENTS * 20 / 8 + CORPUS_JUDGMENTS * 25 / 20) / 3600
+    assert plan["hours_by_workers"]["1"]["total_hours"] == round(hours_one, 1)
+    assert plan["hours_by_workers"]["8"]["total_hours"] == round(hours_one / (8 * 0.8), 1)
+
+
+def test_the_command_names_what_is_wrong(run_cli, tmp_path):
+    code, _, err = run_cli("scaleout", "--out", str(tmp_path / "o"))
+    assert code == 2 and "--documents" in err
+    code, _, err = run_cli("scaleout", "--out", str(tmp_path / "o"), "--pdfs", str(tmp_path))
+    assert code == 2 and "no PDF in" in err
+    code, _, err = run_cli("scaleout", "--out", str(tmp_path / "o"), "--pdfs", str(tmp_path),
+                           "--engine", "ray")
+    assert code == 2 and "use local or dask" in err
