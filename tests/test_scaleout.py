@@ -155,3 +155,16 @@ def test_the_command_names_what_is_wrong(run_cli, tmp_path):
     code, _, err = run_cli("scaleout", "--out", str(tmp_path / "o"), "--pdfs", str(tmp_path),
                            "--engine", "ray")
     assert code == 2 and "use local or dask" in err
+
+
+def test_the_dense_index_rule_keeps_exact_search_while_it_is_fast_enough():
+    from countercase.scaleout.bench import dense_choice
+
+    rows = [{"index": "exact", "latency_ms_p50": 8.0, "recall_at_100": 1.0},
+            {"index": "ivf-low", "latency_ms_p50": 0.5, "recall_at_100": 0.90},
+            {"index": "ivf-high", "latency_ms_p50": 1.5, "recall_at_100": 0.995},
+            {"index": "hnsw", "latency_ms_p50": 1.0, "recall_at_100": 0.991}]
+    measured = {"vectors": 100_000, "indexes": rows}
+    assert dense_choice(measured, 1_000_000)["chosen"] == "exact"  # 80 ms
+    found = dense_choice(measured, 2_000_000)  # 160 ms: the fastest with recall >= 0.99
+    assert found["chosen"] == "hnsw" and found["projected_exact_ms_p50"] == 160.0
