@@ -149,7 +149,7 @@ def index_choice(dense_dir: Path, queries: list[str], k: int = 100) -> dict[str,
     ivf.train(matrix)
     ivf.add(matrix)
     ivf_seconds = time.perf_counter() - started
-    for nprobe in (8, 16, 32, 64):
+    for nprobe in (16, 64, 128, 256):
         ivf.nprobe = nprobe
         measure(f"IVF{nlist},Flat nprobe={nprobe}", ivf, ivf_seconds,
                 nlist * dim * 4 / 2**20 + n * 8 / 2**20)
@@ -158,7 +158,7 @@ def index_choice(dense_dir: Path, queries: list[str], k: int = 100) -> dict[str,
     hnsw.hnsw.efConstruction = 80
     hnsw.add(matrix)
     hnsw_seconds = time.perf_counter() - started
-    for ef in (64, 128, 256):
+    for ef in (128, 256, 512):
         hnsw.hnsw.efSearch = ef
         measure(f"HNSW32 efSearch={ef}", hnsw, hnsw_seconds, n * 32 * 2 * 4 / 2**20)
     return {"vectors": n, "dim": dim, "queries": len(queries), "k": k, "threads": 1,
