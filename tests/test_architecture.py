@@ -11,10 +11,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # before its own, never one after it (the command line, ``cli``, ``paper``, the facade of
 # notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top).
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "models", "datasets", "learned",
-        "thresholds"}
-LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "retrieve", "experiment", "reranker",
-          "evaluate", "perturb", "explain"]
-TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs"}
+        "thresholds", "stage_times"}
+LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout", "retrieve",
+          "experiment", "reranker", "evaluate", "perturb", "explain"]
+TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs",
+       "encoder_bench"}
 
 
 def _package(module: str) -> str:

@@ -9,7 +9,7 @@ queries are embedded in the same one):
 - ``onnx-float32`` and ``onnx-int8``: the same transformer exported to ONNX
   (:func:`onnx_model_dir`, once per weights file, into the model cache), int8 by ONNX Runtime's
   dynamic quantisation with a scale per output channel, mean-pooled and normalised here as
-  sentence-transformers does. ``python -m countercase.index.encoder_bench`` measures each one's
+  sentence-transformers does. ``python -m countercase.encoder_bench`` measures each one's
   speed and its cosine to the float32 vectors on real chunks.
 
 Nothing here imports torch, sentence-transformers or ONNX Runtime at import time;
