@@ -90,11 +90,14 @@ def embed(
     require(statute_chunks, "statute chunk table (stage `index`)")
     stats = run_embed(chunks, statute_chunks, out, load_params(params_path).index)
     if timing:
-        # Reused embeddings were encoded by an earlier run: its measured speed stays on record.
-        earlier = json.loads(timing.read_text(encoding="utf-8")) if timing.is_file() else {}
-        kept = {f"{task}_{key}": earlier[f"{task}_{key}"] for task in layout.TASKS
+        from countercase.index.dense import read_meta
+
+        # Reused embeddings were encoded by an earlier run: the speed measured then is in their
+        # meta.json (DVC deletes this timing file before the stage runs; the embeddings persist)
+        kept = {f"{task}_{key}": meta[key] for task in layout.TASKS
                 if stats["timing"].get(f"{task}_reused")
-                for key in ("seconds", "passages_per_second") if f"{task}_{key}" in earlier}
+                and (meta := read_meta(out / task)) is not None
+                for key in ("seconds", "passages_per_second") if meta.get(key) is not None}
         write_json(timing, {**kept, **stats["timing"], "encoder": stats["encoder"],
                             "precision": stats["precision"]})
 
