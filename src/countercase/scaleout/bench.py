@@ -231,6 +231,9 @@ def main(argv: list[str] | None = None) -> None:
                                    choice["dim"])}
     result["dense_index"]["at_corpus_scale"] = dense_choice(choice,
                                                             result["capacity"]["chunks"])
+    # disk beside the PDFs themselves (52-69 GB upstream): the chunk table, at AILA's bytes a chunk
+    result["capacity"]["chunk_table_gb"] = round(
+        layout.CHUNKS.stat().st_size / len(chunks) * result["capacity"]["chunks"] / 2**30, 2)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
