@@ -216,9 +216,7 @@ def merge_judgments(shards: list[JudgmentShard], out: Path, statutes_dir: Path,
         docs.sort(key=lambda line: json.loads(line)["doc_id"])
         (out / "ingest").mkdir(parents=True, exist_ok=True)
         _write_lines(out / "ingest" / "documents.jsonl", docs)
-        order = {json.loads(line)["doc_id"]: i for i, line in enumerate(docs)}
-        tables = {name: table.sort_values("doc_id", key=lambda ids: ids.map(order),
-                                          kind="stable", ignore_index=True)
+        tables = {name: table.sort_values("doc_id", kind="stable", ignore_index=True)
                   for name, table in tables.items()}
     failures = [json.loads(line) for s in shards
                 for line in _read_lines(Path(s.out) / "failures.jsonl")]
