@@ -151,3 +151,34 @@ def test_query_reduction_keeps_the_fact_bearing_sentences(aila_files, corpus):
     reduced = retriever(corpus, query_reduction="facts").search(query)
     assert [h.doc_id for h in reduced.documents] != [
         h.doc_id for h in retriever(corpus).search(query).documents]
+
+
+def test_an_experiments_caches_give_the_same_results_and_are_off_by_default(corpus):
+    """Conditions of an experiment share BM25 hits and query vectors (``cache``); a plain
+    retriever (a latency benchmark's) keeps nothing."""
+    from countercase.index.bm25 import Bm25Searcher
+
+    chunks, bm25, dense, encoder, _ = corpus
+    cached_bm25 = Bm25Searcher(bm25.index_dir, cache=8)
+    queries = ["appeal against conviction for murder, the evidence of eye witnesses",
+               "tenant eviction under the rent control act"]
+    first = RetrieveParams(fusion_weights=EQUAL, mmr_tasks=["precedents"], k=20)
+    other = first.model_copy(update={"fusion_weights": {"precedents": {"bm25": 1.0,
+                                                                       "dense": 0.25}}})
+    cached = Retriever(chunks, first, bm25=cached_bm25, dense=dense, encoder=encoder,
+                       cache_queries=True)
+    plain = Retriever(chunks, first, bm25=bm25, dense=dense, encoder=encoder)
+    for params in (first, other, first):
+        for query in queries:
+            got = cached.with_params(params).search(query)
+            want = plain.with_params(params).search(query)
+            assert [(h.chunk_id, h.scores) for h in got.chunks] == \
+                   [(h.chunk_id, h.scores) for h in want.chunks]
+            assert [h.doc_id for h in got.documents] == [h.doc_id for h in want.documents]
+    # two queries, one depth each: two searches and two vectors kept, whatever the conditions
+    assert len(cached_bm25._cache) == 2 and len(cached._table.vectors) == 2
+    assert bm25._cache_size == 0 and plain._table.vectors is None
+    # a hit list handed out is the caller's: changing it leaves the cache as it was
+    hits = cached_bm25.search(queries[0], 50)
+    hits.clear()
+    assert cached_bm25.search(queries[0], 50)

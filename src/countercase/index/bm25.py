@@ -50,6 +50,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -442,8 +443,12 @@ class Bm25Searcher:
     """
 
     def __init__(self, index_dir: Path | str, k1: float = 0.9, b: float = 0.4,
-                 max_terms: int | None = DEFAULT_MAX_TERMS) -> None:
+                 max_terms: int | None = DEFAULT_MAX_TERMS, cache: int = 0) -> None:
         self.index_dir = Path(index_dir)
+        # ``cache``: searches whose hits are kept (0: none): an experiment's conditions search
+        # the same queries again; a latency benchmark must not read hits from a cache
+        self._cache: OrderedDict[tuple, list[tuple[str, float]]] = OrderedDict()
+        self._cache_size = cache
         if not self.index_dir.is_dir() or not any(self.index_dir.glob("segments_*")):
             raise FileNotFoundError(f"no Lucene index at {self.index_dir}")
         self.metadata = read_index_metadata(self.index_dir)
@@ -595,7 +600,16 @@ class Bm25Searcher:
         :class:`TooManyClausesError` when reduction is off and the query is too long.
         A query whose terms occur nowhere in the index returns ``[]``.
         """
-        return self.search_terms(self.reduce_query(query, filters), k, filters)
+        if not self._cache_size:
+            return self.search_terms(self.reduce_query(query, filters), k, filters)
+        key = (self.k1, self.b, query, k, filters)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+        else:
+            self._cache[key] = self.search_terms(self.reduce_query(query, filters), k, filters)
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return list(self._cache[key])
 
     def search_terms(self, weighted: Sequence[tuple[str, float]], k: int = 10,
                      filters: LuceneFilter | None = None) -> list[tuple[str, float]]:

@@ -26,6 +26,9 @@ from countercase.retrieve.pipeline import Retriever
 log = logging.getLogger(__name__)
 
 
+CACHED_SEARCHES = 2048  # BM25 searches an experiment's retriever keeps (about 70 KB each at depth 500)
+
+
 class MissingIndexError(CountercaseError, FileNotFoundError):
     """A stage output the retriever needs is not there (run the stage first)."""
 
@@ -58,9 +61,11 @@ def load_chunk_table(task: str, paths: IndexPaths) -> pd.DataFrame:
 
 
 def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexPaths(),
-                   reranker=None, facts: bool = False) -> Retriever:
+                   reranker=None, facts: bool = False, cache: bool = False) -> Retriever:
     """The ``task``'s retriever under ``params``; the fact index is opened when ``fact_weight``
-    is above 0 or ``facts`` asks for it (for configurations switched on later)."""
+    is above 0 or ``facts`` asks for it (for configurations switched on later). ``cache``: keep
+    BM25 hits and query vectors for the same queries searched again under other parameters (an
+    experiment's conditions; never a latency benchmark)."""
     if task not in layout.TASKS:
         raise ValueError(f"unknown task {task!r}: use one of {', '.join(layout.TASKS)}")
     from countercase.index.bm25 import Bm25Searcher
@@ -77,7 +82,8 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
     bm25 = None
     if params.use_bm25:
         _need(paths.index_dir / f"{task}_chunks", f"{task} BM25 index (stage `index`)")
-        bm25 = Bm25Searcher(paths.index_dir / f"{task}_chunks")
+        bm25 = Bm25Searcher(paths.index_dir / f"{task}_chunks",
+                            cache=CACHED_SEARCHES if cache else 0)
     dense = encoder = None
     precision = "float32"
     dense_dir = paths.dense_dir / task
@@ -103,7 +109,7 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
         _need(paths.fact_index, "fact index (stage `index_facts`)")
         fact_searcher = FactSearcher(paths.fact_index)
     return Retriever(chunks, params, bm25=bm25, dense=dense, encoder=encoder, reranker=reranker,
-                     task=task, precision=precision, facts=fact_searcher)
+                     task=task, precision=precision, facts=fact_searcher, cache_queries=cache)
 
 
 def open_statute_search(params: RetrieveParams, paths: IndexPaths = IndexPaths()):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,11 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def at(self, rank: int, scores: dict[str, float] | None = None) -> "Hit":
+        """This hit at ``rank`` (with ``scores``), its dicts copied, not shared."""
+        return replace(self, rank=rank, metadata=dict(self.metadata),
+                       scores=dict(self.scores if scores is None else scores))
+
 
 @dataclass
 class RetrievalResult:
@@ -73,19 +79,54 @@ def _plain(value: Any) -> Any:
     return None if isinstance(value, float) and np.isnan(value) else value
 
 
+class _Table:
+    """The chunk table and what is read from it, shared by a retriever and its
+    :meth:`Retriever.with_params` copies, so that an experiment's conditions read one table;
+    with ``cache_queries`` on (an experiment's conditions, never a latency benchmark), a query
+    embedded under one condition is not embedded again under the next."""
+
+    VECTORS = 4096  # query vectors kept (least recently used dropped)
+
+    def __init__(self, chunks: pd.DataFrame, cache_queries: bool = False) -> None:
+        self.chunks = chunks.reset_index(drop=True)
+        self.row_of = {cid: i for i, cid in enumerate(self.chunks["chunk_id"])}
+        self.first_chunk: dict[str, int] | None = None
+        self.vectors: OrderedDict[str, np.ndarray] | None = OrderedDict() if cache_queries else None
+        self._columns: dict[str, list] | None = None
+
+    def row(self, index: int) -> dict[str, Any]:
+        """Row ``index`` as plain Python values (a row read column by column: ``iloc`` on a
+        table of mixed types costs more than the search that found it)."""
+        if self._columns is None:
+            self._columns = {name: list(self.chunks[name].array) for name in self.chunks.columns}
+        return {name: _plain(column[index]) for name, column in self._columns.items()}
+
+    def vector(self, query: str, embed) -> np.ndarray:
+        """``embed(query)``, from the cache when it is on."""
+        if self.vectors is None:
+            return embed(query)
+        if query in self.vectors:
+            self.vectors.move_to_end(query)
+            return self.vectors[query]
+        vector = self.vectors[query] = embed(query)
+        if len(self.vectors) > self.VECTORS:
+            self.vectors.popitem(last=False)
+        return vector
+
+
 class Retriever:
     """Holds the indexes and the chunk table; ``search`` is cheap to call many times."""
 
-    def __init__(self, chunks: pd.DataFrame, params: RetrieveParams, bm25=None, dense=None,
-                 encoder=None, reranker=None, task: str = "precedents",
-                 precision: str = "float32", facts=None) -> None:
-        self.chunks = chunks.reset_index(drop=True)
+    def __init__(self, chunks: pd.DataFrame | _Table, params: RetrieveParams, bm25=None,
+                 dense=None, encoder=None, reranker=None, task: str = "precedents",
+                 precision: str = "float32", facts=None, cache_queries: bool = False) -> None:
+        self._table = chunks if isinstance(chunks, _Table) else _Table(chunks, cache_queries)
+        self.chunks, self.row_of = self._table.chunks, self._table.row_of
         self.params = params
         self.bm25, self.dense, self.encoder, self.reranker = bm25, dense, encoder, reranker
         self.facts = facts  # countercase.index.facts.FactSearcher, or None
         self.task = task
         self.precision = precision  # of the query embedding: the one the passages were embedded in
-        self.row_of = {cid: i for i, cid in enumerate(self.chunks["chunk_id"])}
         if params.use_bm25 and bm25 is None:
             raise ValueError("use_bm25 is on but no BM25 index was given")
         if params.use_dense and (dense is None or encoder is None):
@@ -95,21 +136,21 @@ class Retriever:
         if params.fact_weight > 0 and task == "precedents" and facts is None:
             raise ValueError("fact_weight is above 0 but no fact index was given "
                              "(stage `index_facts`)")
-        self._first_chunk: dict[str, int] | None = None
 
     def with_params(self, params: RetrieveParams) -> "Retriever":
         """The same indexes and chunk table under other switches (an ablation condition)."""
         if params.use_dense and self.dense is None:  # opened without embeddings (a warning)
             raise CountercaseError(f"the {self.task} search was opened without embeddings "
                                    "(stage `embed`); a condition with dense search cannot run")
-        return Retriever(self.chunks, params, bm25=self.bm25, dense=self.dense,
+        return Retriever(self._table, params, bm25=self.bm25, dense=self.dense,
                          encoder=self.encoder, reranker=self.reranker, task=self.task,
                          precision=self.precision, facts=self.facts)
 
     def _query_vector(self, query: str) -> np.ndarray:
         from countercase.index.encoders import embed
 
-        return embed(self.encoder, [query], show_progress=False, precision=self.precision)[0]
+        return self._table.vector(query, lambda text: embed(
+            self.encoder, [text], show_progress=False, precision=self.precision)[0])
 
     def search(self, query: str, filters: SearchFilter | None = None,
                k: int | None = None, sheet=None) -> RetrievalResult:
@@ -203,7 +244,7 @@ class Retriever:
         for hit in hits:  # max pooling: the first (best) chunk of a judgment stands for it
             if hit.doc_id not in seen:
                 seen.add(hit.doc_id)
-                documents.append(Hit(**{**hit.to_dict(), "rank": len(documents) + 1}))
+                documents.append(hit.at(len(documents) + 1))
         timings["attribution"] = (time.perf_counter() - t) * 1000
         if p.fact_weight > 0 and self.task == "precedents":
             t = time.perf_counter()
@@ -213,7 +254,7 @@ class Retriever:
         return RetrievalResult(query, hits[:k], documents[:k], prefilter, timings)
 
     def _row(self, row_index: int) -> dict[str, Any]:
-        return {name: _plain(v) for name, v in self.chunks.iloc[row_index].items()}
+        return self._table.row(row_index)
 
     def _hit(self, row: dict[str, Any], rank: int, scores: dict[str, float]) -> Hit:
         return Hit(rank=rank, chunk_id=row["chunk_id"], doc_id=row["doc_id"], text=row["text"],
@@ -230,18 +271,20 @@ class Retriever:
             sheet = extract_rules(query, "query", "query")
         found = self.facts.search(sheet, self.params.fact_depth, exclude=filters.exclude_doc_ids,
                                   year_to=filters.year_to)
-        if self._first_chunk is None:
-            self._first_chunk = {}
+        if self._table.first_chunk is None:
+            first: dict[str, int] = {}
             for i, doc_id in enumerate(self.chunks["doc_id"]):
-                self._first_chunk.setdefault(doc_id, i)
+                first.setdefault(doc_id, i)
+            self._table.first_chunk = first
+        first_chunk = self._table.first_chunk
         by_doc = {h.doc_id: h for h in documents}
         fact_score = dict(found)
         fact_ids = []
         for doc_id, _ in found:
-            if doc_id in by_doc or doc_id not in self._first_chunk:
+            if doc_id in by_doc or doc_id not in first_chunk:
                 fact_ids.append(doc_id)
                 continue
-            row = self._first_chunk[doc_id]
+            row = first_chunk[doc_id]
             if filters.has_indexed and not filters.indexed_mask(self.chunks.iloc[[row]])[0]:
                 continue
             record = self._row(row)
@@ -256,5 +299,5 @@ class Retriever:
             scores = {**hit.scores, "fused_facts": float(score)}
             if doc_id in fact_score:
                 scores["facts"] = float(fact_score[doc_id])
-            out.append(Hit(**{**hit.to_dict(), "rank": rank, "scores": scores}))
+            out.append(hit.at(rank, scores))
         return out

@@ -3,7 +3,8 @@
 :class:`Searchers` loads both retrievers of a task (BM25 and dense, whatever the configuration
 switches) and, for the statute task, the precedents the statute bridge reads; ``system(params)``
 is then a search under ``params`` that shares them, so every condition of an
-experiment costs one load of the indexes.
+experiment costs one load of the indexes, and a query's BM25 hits and vector are computed once
+for every condition.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ class Searchers:
             from countercase.retrieve.rerank import load_reranker
 
             reranker = load_reranker(base.rerank_model, base.rerank_backend)
+        # every condition searches the same queries: BM25 hits and query vectors kept
         self.precedents = open_retriever("precedents", full, paths, reranker=reranker,
-                                         facts=facts) \
+                                         facts=facts, cache=True) \
             if task == "precedents" or base.statute_bridge else None
-        self.statutes = (open_retriever("statutes", full, paths, reranker=reranker)
+        self.statutes = (open_retriever("statutes", full, paths, reranker=reranker, cache=True)
                          if task == "statutes" else None)
 
     def corpus_copies(self, topics: Mapping[str, str]) -> dict[str, list[tuple[str, float]]]:

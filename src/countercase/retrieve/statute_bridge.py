@@ -96,7 +96,7 @@ class StatuteSearch:
             scores = {**hit.scores, "statute_rrf": score}
             if statute_id in bridge_score:
                 scores["precedents"] = bridge_score[statute_id]
-            hits.append(Hit(**{**hit.to_dict(), "rank": rank, "scores": scores}))
+            hits.append(hit.at(rank, scores))
         timings = {**{f"statutes_{k}": v for k, v in direct.timings_ms.items()},
                    "precedents": precedents.timings_ms["total"]}
         timings["total"] = direct.timings_ms["total"] + precedents.timings_ms["total"]
