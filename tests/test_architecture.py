@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "models", "datasets", "learned",
         "thresholds", "stage_times"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout", "retrieve",
-          "experiment", "reranker", "evaluate", "perturb", "explain"]
+          "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
 TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs",
        "encoder_bench"}
 

@@ -163,3 +163,21 @@ def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
 
 def qids_of(root):
     return [line.split("\t")[0] for line in (root / "topics.tsv").read_text().splitlines()]
+
+
+def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monkeypatch, caplog):
+    from countercase.config import RetrieveParams
+    from countercase.evaluate.conditions import BY_NAME
+    from countercase.evaluate.run import runnable
+
+    monkeypatch.chdir(tmp_path)  # no data/processed/dense_ft here
+    chosen = [BY_NAME["bm25"], BY_NAME["dense_ft"], BY_NAME["hybrid_ft"]]
+    kept, _ = runnable(chosen, "precedents", RetrieveParams(), None)
+    assert [c.name for c in kept] == ["bm25"]
+    assert "dense_ft, hybrid_ft skipped" in caplog.text
+    meta = tmp_path / "data/processed/dense_ft/precedents/meta.json"
+    meta.parent.mkdir(parents=True)
+    meta.write_text("{}")
+    kept, _ = runnable(chosen, "precedents", RetrieveParams(), None)
+    assert [c.name for c in kept] == ["bm25", "dense_ft", "hybrid_ft"]
+    assert runnable(chosen, "statutes", RetrieveParams(), None)[0] == [BY_NAME["bm25"]]

@@ -95,6 +95,35 @@ def test_embedding_again_reuses_the_stored_vectors(built, run_cli, tmp_path):
     assert kept["statutes_seconds"] == read_meta(paths.dense_dir / "statutes")["seconds"]
 
 
+
+def test_an_encoder_folder_embeds_and_is_never_reused(built, run_cli, tmp_path):
+    """``embed --encoder FOLDER`` (stage embed_ft): the folder's weights can change behind its
+    name, so its embeddings are redone on every run; a retriever reads the folder back."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from countercase.models import MINILM, encoder_dir
+
+    paths, _, _ = built
+    out, folder = tmp_path / "dense_ft", encoder_dir(MINILM)
+    args = ("embed", "--encoder", str(folder), "--chunks", str(paths.chunks),
+            "--statute-chunks", str(paths.index_dir / STATUTE_CHUNKS), "--out", str(out))
+    code, _, _ = run_cli(*args)
+    assert code in (0, None) and read_meta(out / "precedents")["encoder"] == str(folder)
+    first = (out / "precedents/embeddings.npy").stat().st_mtime_ns
+    code, _, _ = run_cli(*args)
+    assert code in (0, None) and (out / "precedents/embeddings.npy").stat().st_mtime_ns != first
+    # the packaged weights behind a folder name: the packaged encoder's vectors
+    assert np.allclose(np.load(out / "precedents/embeddings.npy"),
+                       np.load(paths.dense_dir / "precedents/embeddings.npy"), atol=1e-5)
+    chunks = pd.read_parquet(paths.chunks)
+    retriever = open_retriever("precedents", RetrieveParams(use_bm25=False),
+                               replace(paths, dense_dir=out))
+    assert retriever.search(chunks.iloc[3]["text"]).chunks[0].chunk_id == chunks.iloc[3]["chunk_id"]
+    code, _, err = run_cli(*args[:2], str(tmp_path / "nowhere"), *args[3:])
+    assert code == 2 and "nowhere" in err
+
 def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z]{4,}", text)
 

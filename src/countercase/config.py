@@ -160,6 +160,25 @@ class RerankerParams(_Section):
     min_validation_gain: float = Field(0.001, ge=0)  # chosen checkpoint over the untrained one
 
 
+class BiencoderParams(_Section):
+    """Stage train_biencoder (countercase.biencoder): the dense encoder on citation pairs."""
+
+    dev_share: float = Field(0.3333, gt=0, lt=1)  # of the citation collection's tuning half
+    epochs: int = Field(2, gt=0)
+    batch_size: int = Field(16, gt=1)  # pairs a step: each query against 2 x batch_size passages
+    learning_rate: float = Field(2e-5, gt=0)
+    scale: float = Field(20.0, gt=0)  # cosine x scale in the softmax (sentence-transformers')
+    max_length: int = Field(256, ge=16, le=512)  # word pieces of a query or a passage
+    max_steps: int = Field(0, ge=0)  # training stops after these steps (0: every epoch)
+    curve_at: list[float] = [0.5, 1.0]  # fractions of the planned steps validated on dev
+    bf16: bool = True  # bfloat16 autocast in training (weights stay float32)
+    threads: int = Field(2, gt=0)
+    log_every: int = Field(10, gt=0)  # steps between logged mean losses
+    # what a trained encoder must show, else the stage stops (countercase.learned)
+    min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
+    min_dev_gain: float = Field(0.005, ge=0)  # dev MAP of the chosen checkpoint over the untrained
+
+
 class CitationsParams(_Section):
     """Stage citations (countercase.reranker.collection): the citation collection."""
 
@@ -208,6 +227,7 @@ class Params(_Section):
     perturb: PerturbParams = PerturbParams()
     reranker: RerankerParams = RerankerParams()
     citations: CitationsParams = CitationsParams()
+    biencoder: BiencoderParams = BiencoderParams()
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
     scaleout: ScaleoutParams = ScaleoutParams()

@@ -54,6 +54,9 @@ RERANKER_ONNX = RERANKER / "onnx"
 RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved citation links
 # the citation collection: corpus judgments that cite others as queries (countercase.datasets)
 CITATIONS = PROCESSED / "citations"
+BIENCODER = PROCESSED / "biencoder"  # the dense encoder fine-tuned on citation pairs
+BIENCODER_MODEL = BIENCODER / "model"
+DENSE_FT = PROCESSED / "dense_ft"  # the chunks embedded by that encoder
 TUNING_CHOICE = Path("configs/tuning_choice.yaml")  # what `tune` chose and the rule, before the test
 EVALUATE = PROCESSED / "evaluate"
 RERANK_LLM = PROCESSED / "rerank_llm"
@@ -101,6 +104,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "citations": {"outs": (CITATIONS,), "metrics": (metrics("citations"),)},
     "tune": {"outs": (metrics("tuning"), TUNING_CHOICE), "metrics": ()},
     "train_reranker": {"outs": (RERANKER,), "metrics": (metrics("reranker"), timing("reranker"))},
+    "train_biencoder": {"outs": (BIENCODER,), "metrics": (metrics("biencoder"),)},
+    "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},
     "regress": {"outs": (), "metrics": (metrics("regress"),)},

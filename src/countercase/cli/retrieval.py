@@ -80,6 +80,9 @@ def embed(
     chunks: Path = typer.Option(layout.CHUNKS),
     statute_chunks: Path = typer.Option(layout.STATUTE_CHUNKS),
     out: Path = typer.Option(layout.DENSE),
+    encoder: Optional[Path] = typer.Option(
+        None, help="A sentence-transformers folder to embed with instead of index.encoder (the "
+                   "fine-tuned encoder, stage train_biencoder); its embeddings are never reused."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -88,7 +91,14 @@ def embed(
 
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
-    stats = run_embed(chunks, statute_chunks, out, load_params(params_path).index)
+    params = load_params(params_path).index
+    if encoder is not None:
+        require_folder(encoder, "encoder folder")
+        # the weights behind a folder's name can change: what was embedded with them is redone
+        for task in layout.TASKS:
+            (out / task / "meta.json").unlink(missing_ok=True)
+        params = params.model_copy(update={"encoder": str(encoder)})
+    stats = run_embed(chunks, statute_chunks, out, params)
     if timing:
         from countercase.index.dense import read_meta
 

@@ -13,8 +13,10 @@ the statute texts only (no bridge).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from countercase import layout
 from countercase.config import RetrieveParams
 from countercase.experiment.systems import candidate_params
 
@@ -33,6 +35,7 @@ class Condition:
     tasks: tuple[str, ...] = BOTH
     chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
     lever: str | None = None  # with level "lever": passages, docs, docs_fusion or prior
+    dense_dir: Path | None = None  # embeddings of another encoder (default: the embed stage's)
 
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
         return candidate_params(base, chunk_depth, **self.overrides)
@@ -56,6 +59,13 @@ CONDITIONS = (
     Condition("hybrid_rrf_mmr", "BM25 + dense, RRF with equal weights, MMR",
               overrides={**_DIRECT, **_EQUAL, "use_mmr": True, "mmr_tasks": list(BOTH),
                          "use_rerank": False}),
+    Condition("dense_ft", "dense over chunks with the encoder fine-tuned on citation pairs "
+              "(stage train_biencoder), max-pooled",
+              overrides={**_DIRECT, "use_bm25": False, "use_mmr": False, "use_rerank": False},
+              tasks=("precedents",), dense_dir=layout.DENSE_FT),
+    Condition("hybrid_ft", "BM25 + the fine-tuned dense encoder, RRF with equal weights",
+              overrides={**_DIRECT, **_EQUAL, "use_mmr": False, "use_rerank": False},
+              tasks=("precedents",), dense_dir=layout.DENSE_FT),
     Condition("precedent_bridge", "statutes cited by the precedents retrieved for the query, "
               "alone", overrides={"bridge_weights": {"direct": 0.0, "precedents": 1.0}},
               tasks=("statutes",)),
@@ -100,6 +110,6 @@ CONDITIONS = (
 BY_NAME = {c.name: c for c in CONDITIONS}
 # on the citation collection's held-out half (hundreds of queries): the system as configured,
 # its baselines and the levers; the chunking variants and the reranker are AILA-only
-HELDOUT = ("bm25_docs", "bm25", "dense", "fact_channel", "facts_equal", "reduced_facts",
+HELDOUT = ("bm25_docs", "bm25", "dense", "dense_ft", "hybrid_ft", "fact_channel", "facts_equal", "reduced_facts",
            "reduced_boost", "passages_tuned",
            "docs_tuned", "full_docs", "full_docs_prior", "full_aila_tuned", "full")

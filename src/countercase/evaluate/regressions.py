@@ -87,6 +87,9 @@ def configuration(condition: Condition, params: Params) -> dict[str, Any]:
         config["retrieve"] = condition.params(params.retrieve,
                                               params.evaluate.chunk_depth).model_dump()
         config["index"] = params.index.model_dump()
+    if condition.dense_dir is not None:  # another encoder: the fine-tuned one and its training
+        config["index"]["encoder"] = str(layout.BIENCODER_MODEL)
+        config["biencoder"] = params.biencoder.model_dump()
     if condition.level == "lever":  # built as the tune stage chose it
         choice = yaml.safe_load(layout.TUNING_CHOICE.read_text(encoding="utf-8")) \
             if layout.TUNING_CHOICE.exists() else {}

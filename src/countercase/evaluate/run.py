@@ -8,7 +8,7 @@ per test query), ``per_query.csv`` (every measure of every condition on every te
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,8 @@ def condition_system(condition: Condition, task: str, paths: IndexPaths, base: R
             return pipeline_system(Searchers(task, base, variant, dense=False), params,
                                    evaluate.depth, None, condition.name)(topics)
         return rank
+    if condition.dense_dir is not None:  # another encoder's embeddings: its own searchers
+        searchers = Searchers(task, base, replace(paths, dense_dir=condition.dense_dir))
     searchers = searchers or Searchers(task, base, paths)
     return pipeline_system(searchers, params, evaluate.depth, exclude, condition.name)
 
@@ -81,6 +83,13 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
         log.warning("no tuning choice (configs/tuning_choice.yaml, stage tune): condition(s) "
                     "%s skipped", ", ".join(c.name for c in conditions if c.level == "lever"))
         conditions = [c for c in conditions if c.level != "lever"]
+    unembedded = [c for c in conditions if c.dense_dir is not None
+                  and not (c.dense_dir / task / "meta.json").is_file()]
+    if unembedded:
+        log.warning("no embeddings of the fine-tuned encoder in %s (stages train_biencoder, "
+                    "embed_ft): condition(s) %s skipped", unembedded[0].dense_dir,
+                    ", ".join(c.name for c in unembedded))
+        conditions = [c for c in conditions if c not in unembedded]
     reranks = [c for c in conditions if c.overrides.get("use_rerank")]
     model = Path(base.rerank_model)
     if (reranks or base.use_rerank) and not model.is_dir():

@@ -1,0 +1,177 @@
+"""Fine-tuning of the dense encoder (all-MiniLM-L6-v2, as packaged) on citation pairs.
+
+A plain PyTorch loop over the sentence-transformers modules (mean pooling and normalisation
+included, so the saved folder embeds exactly as it was trained). Each step takes ``batch_size``
+pairs (a citing judgment's masked facts, a passage of a judgment it cites) with each pair's hard
+negative (a passage of a judgment it does not cite, mined by the reranker stage) and scores
+every query against every passage of the step: the in-batch softmax of sentence-transformers'
+``MultipleNegativesRankingLoss`` (cosine times ``scale``), with the pair's own passage as the
+target. A passage of another pair that the query's judgment also cites is not a negative: it is
+masked out of that query's softmax (two pairs of one citing judgment can share a step).
+
+The budget is in steps (``max_steps``; 0: every epoch), so a seed trains one model on any
+machine; checkpoints at the fractions ``curve_at`` of the planned steps are scored by
+``validate`` and the best one is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Pair:
+    query_doc: str
+    query: str
+    positive_doc: str
+    positive: str
+    negative_doc: str
+    negative: str
+
+
+@dataclass
+class TrainResult:
+    steps: int = 0
+    steps_planned: int = 0
+    pairs: int = 0
+    seconds: float = 0.0
+    stopped_by_budget: bool = False
+    losses: list[float] = field(default_factory=list)  # mean loss of each logged window
+    curve: list[dict] = field(default_factory=list)  # validation at each checkpoint
+    best: dict | None = None
+
+    def as_dict(self) -> dict:
+        return {"steps": self.steps, "steps_planned": self.steps_planned, "pairs": self.pairs,
+                "seconds": round(self.seconds, 1), "stopped_by_budget": self.stopped_by_budget,
+                "loss_first_window": self.losses[0] if self.losses else None,
+                "loss_last_window": self.losses[-1] if self.losses else None,
+                "loss_windows": self.losses, "learning_curve": self.curve, "best": self.best}
+
+
+def in_batch_mask(batch: Sequence[Pair], cites: Callable[[str, str], bool]):
+    """Boolean (queries x 2 * queries) tensor: True where a passage of the step is a negative for
+    a query (the columns: the positives, then the hard negatives). A passage of a judgment the
+    query's judgment cites is not, save the query's own positive (its target)."""
+    import torch
+
+    docs = [p.positive_doc for p in batch] + [p.negative_doc for p in batch]
+    keep = torch.ones(len(batch), len(docs), dtype=torch.bool)
+    for i, pair in enumerate(batch):
+        for j, doc in enumerate(docs):
+            if j != i and (doc == pair.positive_doc or cites(pair.query_doc, doc)):
+                keep[i, j] = False
+    return keep
+
+
+def batch_loss(model, batch: Sequence[Pair], cites: Callable[[str, str], bool],
+               scale: float):
+    """The in-batch softmax loss of one step (module docstring)."""
+    import torch
+
+    queries = model(model.preprocess([p.query for p in batch]))["sentence_embedding"]
+    passages = model(model.preprocess([p.positive for p in batch]
+                                    + [p.negative for p in batch]))["sentence_embedding"]
+    scores = scale * queries @ passages.T
+    scores = scores.masked_fill(~in_batch_mask(batch, cites), float("-inf"))
+    return torch.nn.functional.cross_entropy(scores.float(), torch.arange(len(batch)))
+
+
+def load_encoder_for_training(path: Path, seed: int, max_length: int):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.manual_seed(seed)
+    model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    model.max_seq_length = max_length
+    return model
+
+
+def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str, str], bool],
+          *, seed: int, epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
+          warmup_fraction: float = 0.1, scale: float = 20.0, max_length: int = 256,
+          max_steps: int = 0, curve_at: Sequence[float] = (0.5, 1.0), bf16: bool = True,
+          threads: int = 2, log_every: int = 10, validate: Callable | None = None) -> TrainResult:
+    """Train from the sentence-transformers folder ``base``; the best checkpoint by
+    ``validate(model) -> dict`` (key ``"score"``, higher is better; also called on the untrained
+    model) is saved to ``out_dir`` (without ``validate``: the last)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    random.seed(seed)
+    model = load_encoder_for_training(base, seed, max_length)
+    rng = random.Random(seed)
+    batches: list[list[Pair]] = []
+    for _ in range(epochs):
+        order = list(pairs)
+        rng.shuffle(order)
+        batches += [order[i:i + batch_size] for i in range(0, len(order), batch_size)
+                    if len(order[i:i + batch_size]) > 1]  # a lone pair has no in-batch negative
+    planned = len(batches)
+    total = min(planned, max_steps) if max_steps else planned
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
+    warmup = max(1, int(warmup_fraction * planned))
+    # the schedule spans the planned steps whatever the budget: a budget cuts, never reshapes
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (planned - s) / planned))
+    result = TrainResult(steps_planned=planned, pairs=len(pairs))
+    marks = sorted({max(1, int(round(f * planned))) for f in curve_at})
+    out_dir = Path(out_dir)
+    best_score = -math.inf
+
+    def checkpoint(step: int) -> None:
+        nonlocal best_score
+        entry: dict = {"step": step}
+        if validate is not None:
+            model.eval()
+            entry.update(validate(model))
+        result.curve.append(entry)
+        log.info("checkpoint %s", entry)
+        if step > 0 and entry.get("score", step) > best_score:
+            best_score = entry.get("score", step)
+            result.best = entry
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            model.save(str(out_dir))
+        model.train()
+
+    checkpoint(0)
+    started = time.perf_counter()
+    window: list[float] = []
+    bar = tqdm(total=total, desc="train bi-encoder", unit="step")
+    for step, batch in enumerate(batches[:total], start=1):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = batch_loss(model, batch, cites, scale)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        window.append(loss.item())
+        result.steps = step
+        bar.update(1)
+        if len(window) == log_every:
+            result.losses.append(round(sum(window) / len(window), 4))
+            bar.set_postfix(loss=result.losses[-1])
+            window = []
+        if step in marks or step == total:
+            if window:  # the window the checkpoint closes
+                result.losses.append(round(sum(window) / len(window), 4))
+                window = []
+            checkpoint(step)
+    bar.close()
+    result.stopped_by_budget = total < planned
+    result.seconds = time.perf_counter() - started
+    if result.best is None:
+        model.save(str(out_dir))
+    return result

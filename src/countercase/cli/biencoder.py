@@ -1,0 +1,35 @@
+"""Subcommand train-biencoder (stage train_biencoder): the dense encoder on citation pairs."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase import layout
+from countercase.cli.base import PARAMS_OPTION, app, require, require_folder, write_json
+from countercase.config import load_params
+
+log = logging.getLogger("countercase")
+
+
+@app.command("train-biencoder")
+def train_biencoder(
+    groups: Path = typer.Option(layout.RERANKER_GROUPS,
+                                help="The mined citation groups (stage train_reranker)."),
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    out: Path = typer.Option(layout.BIENCODER),
+    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Fine-tune the dense encoder on the citation collection's tuning pairs (dev: checkpoints)."""
+    from countercase.biencoder.run import run_train_biencoder
+
+    require(groups, "citation groups (stage train_reranker)")
+    require_folder(citations, "citation collection (stage citations)")
+    report = run_train_biencoder(load_params(params_path), groups, citations, out)
+    if metrics:
+        write_json(metrics, report)
+    log.info("bi-encoder -> %s (dev MAP %s)", out / "model", report["dev_MAP"])

@@ -1,0 +1,136 @@
+"""The dense encoder fine-tuned on citation pairs: the split, the in-batch mask, the dev score,
+a short real training run and the stage's refusals, on AILA judgments."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from countercase.biencoder.run import pool_map, read_pairs, run_train_biencoder, split_tuning
+from countercase.biencoder.train import Pair, in_batch_mask, train
+from countercase.config import Params
+from countercase.datasets.citations import read_citations
+from countercase.learned import NotLearnedError
+from countercase.models import MINILM, encoder_dir
+
+DOCS = [f"C{i}" for i in range(1, 25)]
+
+
+def paragraphs(text: str, n: int) -> list[str]:
+    words = text.split()
+    return [" ".join(words[i * 60:(i + 1) * 60]) for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory, aila_files):
+    """A citation collection over 24 AILA judgments: C1..C12 are queries (their first words),
+    each citing the next two judgments; groups as the reranker stage writes them."""
+    folder = tmp_path_factory.mktemp("citations")
+    texts = aila_files.casedocs(DOCS)
+    queries = DOCS[:12]
+    cited = {q: [DOCS[i + 1], DOCS[i + 2]] for i, q in enumerate(queries)}
+    rows = lambda rs: "".join("\t".join(map(str, r)) + "\n" for r in rs)  # noqa: E731
+    (folder / "topics.tsv").write_text(rows([q, " ".join(texts[q].split()[:80])]
+                                            for q in queries))
+    (folder / "cases.tsv").write_text(rows([q, 2000, "tuning" if i < 9 else "heldout"]
+                                           for i, q in enumerate(queries)))
+    (folder / "judgments.tsv").write_text(rows([d, 2000, ""] for d in DOCS))
+    (folder / "copies.tsv").write_text("")
+    (folder / "links.tsv").write_text(rows([q, c] for q in queries for c in cited[q]))
+    (folder / "qrels.txt").write_text("".join(f"{q} 0 {c} 1\n" for q in queries
+                                              for c in cited[q]))
+    groups = folder / "groups.jsonl"
+    with groups.open("w") as handle:
+        for i, q in enumerate(queries):
+            for c in cited[q]:
+                negative = DOCS[(i + 7) % len(DOCS)]
+                handle.write(json.dumps({
+                    "task": "precedents", "query_doc": q, "query": texts[q][:500],
+                    "positive_doc": c, "positive": paragraphs(texts[c], 1)[0],
+                    "negative_docs": [negative], "negatives": [paragraphs(texts[negative], 2)[1]]})
+                    + "\n")
+            handle.write(json.dumps({"task": "statutes", "query_doc": q, "query": "x",
+                                     "positive_doc": "S1", "positive": "y",
+                                     "negative_docs": ["S2"], "negatives": ["z"]}) + "\n")
+    return folder, groups
+
+
+def test_the_split_keeps_the_heldout_half_out_and_is_seeded(collection):
+    folder, groups = collection
+    citations = read_citations(folder)
+    train_q, dev_q = split_tuning(citations, 1 / 3, 2019)
+    assert len(dev_q) == 3 and len(train_q) == 6
+    assert set(train_q) | set(dev_q) == set(citations.qids("tuning"))
+    assert not set(train_q) & set(dev_q)
+    assert split_tuning(citations, 1 / 3, 2019) == (train_q, dev_q)
+    assert split_tuning(citations, 1 / 3, 7) != (train_q, dev_q)
+    pairs = read_pairs(groups, citations, set(train_q))
+    assert len(pairs) == 12  # two precedent pairs each; the statute groups are not read
+    assert {p.query_doc for p in pairs} == set(train_q)
+    assert all(p.query == citations.topics[p.query_doc] for p in pairs)  # the masked text
+
+
+def test_a_passage_the_query_cites_is_not_its_negative():
+    pairs = [Pair("C1", "q1", "C2", "p", "C9", "n"), Pair("C1", "q1", "C3", "p", "C8", "n"),
+             Pair("C4", "q4", "C2", "p", "C3", "n")]
+    links = {("C1", "C2"), ("C1", "C3"), ("C4", "C2")}
+    keep = in_batch_mask(pairs, lambda a, b: (a, b) in links).tolist()
+    # columns: positives C2, C3, C2, then negatives C9, C8, C3
+    assert keep[0] == [True, False, False, True, True, False]
+    assert keep[1] == [False, True, False, True, True, False]
+    assert keep[2] == [False, True, True, True, True, True]
+
+
+def test_the_dev_score_ranks_the_pool(collection):
+    folder, groups = collection
+    citations = read_citations(folder)
+    pairs = read_pairs(groups, citations, set(citations.qids("tuning")))
+    qids = sorted({p.query_doc for p in pairs})
+    doc_of = {p.positive: p.positive_doc for p in pairs} | {p.negative: p.negative_doc
+                                                            for p in pairs}
+    query_of = {citations.topics[q]: q for q in qids}
+
+    def encoder(sign: float):  # a query: its own axis; a passage: the axes of the queries citing it
+        def embed(texts):
+            return np.array([[float(query_of.get(t) == q) if t in query_of else
+                              sign * float(citations.qrels[q].get(doc_of[t], 0) > 0)
+                              for q in qids] for t in texts])
+        return embed
+
+    assert pool_map(encoder(1.0), pairs, citations) == 1.0
+    assert pool_map(encoder(-1.0), pairs, citations) < 0.5
+
+
+def test_training_lowers_the_loss_and_a_seed_gives_one_model(collection, tmp_path):
+    folder, groups = collection
+    citations = read_citations(folder)
+    pairs = read_pairs(groups, citations, set(citations.qids()))
+    links = set(citations.links)
+    runs = []
+    for name in ("a", "b"):
+        result = train(pairs, encoder_dir(MINILM), tmp_path / name, lambda a, b: (a, b) in links,
+                       seed=3, epochs=2, batch_size=3, learning_rate=1e-4, max_length=64,
+                       max_steps=6, curve_at=(1.0,), log_every=2,
+                       validate=lambda model: {"score": 0.0})
+        runs.append(result)
+    assert runs[0].steps == 6 and runs[0].steps_planned == 16 and runs[0].stopped_by_budget
+    assert runs[0].losses == runs[1].losses  # the same seed, the same steps, the same losses
+    assert runs[0].losses[-1] < runs[0].losses[0]
+    assert (tmp_path / "a" / "modules.json").is_file()
+    assert (tmp_path / "a" / "model.safetensors").read_bytes() == \
+           (tmp_path / "b" / "model.safetensors").read_bytes()
+
+
+def test_the_stage_refuses_an_encoder_that_did_not_learn(collection, tmp_path):
+    folder, groups = collection
+    params = Params().model_copy(update={"biencoder": Params().biencoder.model_copy(update={
+        "max_steps": 1, "max_length": 32, "batch_size": 4, "min_dev_gain": 0.5})})
+    with pytest.raises(NotLearnedError, match="dev MAP gain"):
+        run_train_biencoder(params, groups, folder, tmp_path / "out")
+    assert not (tmp_path / "out" / "model").exists()  # nothing for a later stage to read
+    empty = tmp_path / "groups.jsonl"
+    empty.write_text("")
+    with pytest.raises(NotLearnedError, match="too few"):
+        run_train_biencoder(Params(), empty, folder, tmp_path / "out")
