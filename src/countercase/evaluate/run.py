@@ -40,6 +40,12 @@ class VariantSource:
     out: Path  # where the variants' chunk tables and indexes are built
 
 
+def condition_paths(condition: Condition, paths: IndexPaths) -> IndexPaths:
+    """The indexes ``condition`` searches: ``paths``, with another encoder's embeddings when it
+    names them."""
+    return paths if condition.dense_dir is None else replace(paths, dense_dir=condition.dense_dir)
+
+
 def condition_system(condition: Condition, task: str, paths: IndexPaths, base: RetrieveParams,
                      evaluate: EvaluateParams, searchers: Searchers | None = None,
                      exclude: dict[str, list[str]] | None = None,
@@ -65,9 +71,7 @@ def condition_system(condition: Condition, task: str, paths: IndexPaths, base: R
             return pipeline_system(Searchers(task, base, variant, dense=False), params,
                                    evaluate.depth, None, condition.name)(topics)
         return rank
-    if condition.dense_dir is not None:  # another encoder's embeddings: its own searchers
-        searchers = Searchers(task, base, replace(paths, dense_dir=condition.dense_dir))
-    searchers = searchers or Searchers(task, base, paths)
+    searchers = searchers or Searchers(task, base, condition_paths(condition, paths))
     return pipeline_system(searchers, params, evaluate.depth, exclude, condition.name)
 
 
@@ -122,8 +126,14 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
     overlaps = (searchers.corpus_copies(dataset.queries)
                 if searchers is not None and not dataset.limits else {})
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
-    systems = {c.name: condition_system(c, dataset.task, paths, base, evaluate, searchers,
-                                        exclude, variants, levers, dataset.admits)
+    # the conditions of another encoder share one opening of its embeddings (and its caches)
+    encoders: dict[Path, Searchers] = {}
+    for c in conditions:
+        if c.dense_dir is not None and c.dense_dir not in encoders:
+            encoders[c.dense_dir] = Searchers(dataset.task, base, condition_paths(c, paths))
+    systems = {c.name: condition_system(c, dataset.task, paths, base, evaluate,
+                                        encoders.get(c.dense_dir, searchers), exclude, variants,
+                                        levers, dataset.admits)
                for c in conditions}
     result = Experiment(systems, dataset, baselines=REFERENCES,
                         out=out / dataset.collection if out is not None else None)
