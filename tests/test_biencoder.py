@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from countercase.biencoder.run import pool_map, read_pairs, run_train_biencoder, split_tuning
+from countercase.biencoder.run import (GroupsError, pool_map, read_pairs, run_train_biencoder,
+                                       split_tuning)
 from countercase.biencoder.train import Pair, in_batch_mask, train
 from countercase.config import Params
 from countercase.datasets.citations import read_citations
@@ -134,3 +135,16 @@ def test_the_stage_refuses_an_encoder_that_did_not_learn(collection, tmp_path):
     empty.write_text("")
     with pytest.raises(NotLearnedError, match="too few"):
         run_train_biencoder(Params(), empty, folder, tmp_path / "out")
+
+
+def test_a_damaged_groups_file_is_named_with_its_line(collection, tmp_path, run_cli):
+    folder, groups = collection
+    damaged = tmp_path / "groups.jsonl"
+    lines = groups.read_text().splitlines()
+    damaged.write_text("\n".join([lines[0], lines[1][:40], *lines[2:]]) + "\n")
+    citations = read_citations(folder)
+    with pytest.raises(GroupsError, match=r"groups.jsonl, line 2: not a group"):
+        read_pairs(damaged, citations, set(citations.qids()))
+    code, _, err = run_cli("train-biencoder", "--groups", str(damaged), "--citations", str(folder),
+                           "--out", str(tmp_path / "out"))
+    assert code == 2 and "line 2" in err and "a bug" not in err

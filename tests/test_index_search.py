@@ -95,7 +95,6 @@ def test_embedding_again_reuses_the_stored_vectors(built, run_cli, tmp_path):
     assert kept["statutes_seconds"] == read_meta(paths.dense_dir / "statutes")["seconds"]
 
 
-
 def test_an_encoder_folder_embeds_and_is_never_reused(built, run_cli, tmp_path):
     """``embed --encoder FOLDER`` (stage embed_ft): the folder's weights can change behind its
     name, so its embeddings are redone on every run; a retriever reads the folder back."""
@@ -123,6 +122,7 @@ def test_an_encoder_folder_embeds_and_is_never_reused(built, run_cli, tmp_path):
     assert retriever.search(chunks.iloc[3]["text"]).chunks[0].chunk_id == chunks.iloc[3]["chunk_id"]
     code, _, err = run_cli(*args[:2], str(tmp_path / "nowhere"), *args[3:])
     assert code == 2 and "nowhere" in err
+
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z]{4,}", text)

@@ -35,10 +35,15 @@ from countercase.biencoder.train import Pair, train
 from countercase.config import Params
 from countercase.datasets.citations import Citations, read_citations
 from countercase.datasets.ids import natural_key
+from countercase.errors import CountercaseError
 from countercase.learned import NotLearnedError, check_learned
 from countercase.models import encoder_dir
 
 log = logging.getLogger(__name__)
+
+
+class GroupsError(CountercaseError, ValueError):
+    """The mined groups file is not what the train_reranker stage writes."""
 
 
 def split_tuning(citations: Citations, dev_share: float, seed: int) -> tuple[list[str], list[str]]:
@@ -55,12 +60,17 @@ def read_pairs(groups: Path, citations: Citations, queries: set[str]) -> list[Pa
     text masked (the collection's topic), the group's first negative as the hard one."""
     pairs = []
     with groups.open(encoding="utf-8") as handle:
-        for line in handle:
-            g = json.loads(line)
-            if g["task"] == "precedents" and g["query_doc"] in queries and g["negatives"]:
-                pairs.append(Pair(g["query_doc"], citations.topics[g["query_doc"]],
-                                  g["positive_doc"], g["positive"], g["negative_docs"][0],
-                                  g["negatives"][0]))
+        for number, line in enumerate(handle, start=1):
+            try:
+                g = json.loads(line)
+                if g["task"] == "precedents" and g["query_doc"] in queries and g["negatives"]:
+                    pairs.append(Pair(g["query_doc"], citations.topics[g["query_doc"]],
+                                      g["positive_doc"], g["positive"], g["negative_docs"][0],
+                                      g["negatives"][0]))
+            except (ValueError, KeyError, TypeError, IndexError) as error:
+                raise GroupsError(f"{groups}, line {number}: not a group as the train_reranker "
+                                  f"stage writes them ({type(error).__name__}: {error}); run "
+                                  "`dvc repro train_reranker`") from None
     return pairs
 
 
