@@ -92,3 +92,50 @@ def project(tmp_path_factory) -> Path:
 
     return build_project(tmp_path_factory.mktemp("project"), ROOT,
                          [f"C{i}" for i in range(1, 31)], statutes=20, min_count=2)
+
+
+# the small real corpus of `indexed_corpus`
+INDEXED_JUDGMENTS = [f"C{i}" for i in range(1, 13)]
+INDEXED_STATUTES = [f"S{i}" for i in range(1, 21)]
+INDEXED_PDF = "judgment_01"
+
+
+@pytest.fixture(scope="session")
+def indexed_corpus(tmp_path_factory, raw_dir, pdf_dir, aila_files):
+    """Twelve AILA judgments, one Supreme Court PDF and twenty AILA statutes through ingest,
+    extract, index and embed: (index paths, the index stage's report, the embed stage's)."""
+    import io
+    import shutil
+    import tarfile
+
+    from countercase.config import ExtractParams
+    from countercase.extract.run import run_extract
+    from countercase.index.run import STATUTE_CHUNKS, run_embed, run_index
+    from countercase.ingest.pdf import PdfDirectorySource
+    from countercase.ingest.run import run_ingest
+    from countercase.ingest.text import TextSource
+    from countercase.retrieve.load import IndexPaths
+
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "txt").mkdir()
+    (root / "pdf").mkdir()
+    for name, text in aila_files.casedocs(INDEXED_JUDGMENTS).items():
+        (root / "txt" / f"{name}.txt").write_bytes(text.encode())
+    shutil.copy(pdf_dir / f"{INDEXED_PDF}.pdf", root / "pdf")
+    statutes = root / "statutes.tar.gz"
+    with tarfile.open(statutes, "w:gz") as target:  # the index stage reads an AILA-form archive
+        for statute in aila_files.statutes():
+            if statute["statute_id"] in INDEXED_STATUTES:
+                data = f"Title: {statute['title']}\nDesc: {statute['text']}\n".encode()
+                member = tarfile.TarInfo(f"Object_statutes/{statute['statute_id']}.txt")
+                member.size = len(data)
+                target.addfile(member, io.BytesIO(data))
+    run_ingest([TextSource(root / "txt"), PdfDirectorySource(root / "pdf")], root / "ingest")
+    run_extract(root / "ingest/documents.jsonl", raw_dir / "statutes", raw_dir / "sc_metadata/raw",
+                root / "extract", ExtractParams())
+    paths = IndexPaths(root / "index", root / "dense", root / "extract/chunks.parquet",
+                       root / "extract/metadata.parquet")
+    indexed = run_index(paths.chunks, paths.metadata, root / "ingest/documents.jsonl", statutes,
+                        root / "extract/statutes.parquet", paths.index_dir)
+    embedded = run_embed(paths.chunks, paths.index_dir / STATUTE_CHUNKS, paths.dense_dir)
+    return paths, indexed, embedded

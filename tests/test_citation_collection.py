@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from countercase.config import CitationsParams
+from countercase.config import CitationsParams, RetrieveParams
 from countercase.datasets import CollectionError, citation_dataset
 from countercase.datasets.citations import decided_by, read_citations
 from countercase.datasets.limits import Limit, Topics, limit_of, merged
@@ -252,3 +252,31 @@ def test_the_tuned_system_is_named_from_the_choice_by_its_rule():
     assert tuned_system({"docs_fusion": {"weight": 0.0}, "prior": {"weight": 0.0}}) == "full"
     assert tuned_system({"docs_fusion": {"weight": 2.0}, "prior": {"weight": 0.0}}) == "full_docs"
     assert tuned_system({"docs_fusion": {"weight": 0.0}, "prior": {"weight": 0.1}}) == "full_docs_prior"
+
+
+def test_the_fine_tuned_encoders_choice_is_read_beside_the_tune_stages(built, tmp_path):
+    from countercase.evaluate.levers import LeverSource, lever_system
+
+    out, _, _, _ = built
+    choice = tmp_path / "choice.yaml"
+    choice.write_text("tuned_system: full\nprecedents:\n  passages_bm25: {pool: sum2, k1: 0.9, b: 0.4}\n"
+                      "  docs: {k1: 1.2, b: 0.4}\n  docs_fusion: {weight: 0.0}\n"
+                      "  prior: {weight: 0.0}\n", encoding="utf-8")
+    ft = tmp_path / "ft.yaml"
+    assert LeverSource.read(choice, out, ft).ft_weight is None  # tune_ft has not run
+    ft.write_text("weight: 0.25\n", encoding="utf-8")
+    source = LeverSource.read(choice, out, ft)
+    assert source.ft_weight == 0.25 and source.tuned == "full"
+    weights = source.pipeline("ft", RetrieveParams())["fusion_weights"]
+    assert weights["precedents"] == {"bm25": 1.0, "dense": 0.25}
+    assert weights["statutes"] == RetrieveParams().fusion_weights["statutes"]
+    assert source.pipeline("prior", RetrieveParams()) == {}
+    full = lambda topics: {q: ranked(["A"]) for q in topics}  # noqa: E731
+    for lever in ("ft", "tuned_ft"):  # the tuned system `full` is the pipeline itself
+        assert lever_system(lever, source, full, None, 10, 10, 60, None, {}) is full
+    ft.write_text("weight: -1\n", encoding="utf-8")
+    with pytest.raises(CollectionError, match="ft.yaml: no weight of the fine-tuned encoder"):
+        LeverSource.read(choice, out, ft)
+    choice.write_text(choice.read_text().replace("tuned_system: full", "tuned_system: best"))
+    with pytest.raises(CollectionError, match="unknown tuned_system 'best'"):
+        LeverSource.read(choice, out)

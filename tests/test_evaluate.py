@@ -181,3 +181,25 @@ def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monke
     kept, _ = runnable(chosen, "precedents", RetrieveParams(), None)
     assert [c.name for c in kept] == ["bm25", "dense_ft", "hybrid_ft"]
     assert runnable(chosen, "statutes", RetrieveParams(), None)[0] == [BY_NAME["bm25"]]
+
+
+def test_the_fine_tuned_encoders_levers_wait_for_a_weight_above_0(tmp_path, monkeypatch, caplog):
+    from countercase.config import RetrieveParams
+    from countercase.evaluate.conditions import BY_NAME
+    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.run import runnable
+
+    monkeypatch.chdir(tmp_path)
+    meta = tmp_path / "data/processed/dense_ft/precedents/meta.json"
+    meta.parent.mkdir(parents=True)
+    meta.write_text("{}")
+    chosen = [BY_NAME["full_docs"], BY_NAME["full_ft"], BY_NAME["tuned_ft"]]
+    for weight, why in ((None, "not run"), (0.0, "weight 0")):
+        caplog.clear()
+        kept, _ = runnable(chosen, "precedents", RetrieveParams(), None,
+                           LeverSource({}, (), "full_docs", weight))
+        assert [c.name for c in kept] == ["full_docs"]
+        assert f"tune_ft: {why}): condition(s) full_ft, tuned_ft skipped" in caplog.text
+    kept, _ = runnable(chosen, "precedents", RetrieveParams(), None,
+                       LeverSource({}, (), "full_docs", 0.5))
+    assert [c.name for c in kept] == ["full_docs", "full_ft", "tuned_ft"]

@@ -3,55 +3,25 @@ AILA judgments, one Supreme Court PDF and twenty AILA statutes, through ingest a
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import shutil
-import tarfile
 
 import pandas as pd
 import pypdf
 import pytest
 
 from countercase.config import ExtractParams, IndexParams, RetrieveParams
-from countercase.extract.run import run_extract
 from countercase.index.dense import read_meta
-from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, run_embed, run_index
-from countercase.ingest.pdf import PdfDirectorySource
-from countercase.ingest.run import run_ingest
-from countercase.ingest.text import TextSource
+from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, run_embed
 from countercase.retrieve.load import IndexPaths, open_retriever
 
-JUDGMENTS = [f"C{i}" for i in range(1, 13)]
-STATUTES = [f"S{i}" for i in range(1, 21)]
-PDF = "judgment_01"
+from conftest import INDEXED_JUDGMENTS as JUDGMENTS, INDEXED_PDF as PDF
+from conftest import INDEXED_STATUTES as STATUTES
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, raw_dir, pdf_dir, aila_files):
-    root = tmp_path_factory.mktemp("corpus")
-    (root / "txt").mkdir()
-    (root / "pdf").mkdir()
-    for name, text in aila_files.casedocs(JUDGMENTS).items():
-        (root / "txt" / f"{name}.txt").write_bytes(text.encode())
-    shutil.copy(pdf_dir / f"{PDF}.pdf", root / "pdf")
-    statutes = root / "statutes.tar.gz"
-    with tarfile.open(statutes, "w:gz") as target:  # the index stage reads an AILA-form archive
-        for statute in aila_files.statutes():
-            if statute["statute_id"] in STATUTES:
-                data = f"Title: {statute['title']}\nDesc: {statute['text']}\n".encode()
-                member = tarfile.TarInfo(f"Object_statutes/{statute['statute_id']}.txt")
-                member.size = len(data)
-                target.addfile(member, io.BytesIO(data))
-    run_ingest([TextSource(root / "txt"), PdfDirectorySource(root / "pdf")], root / "ingest")
-    run_extract(root / "ingest/documents.jsonl", raw_dir / "statutes", raw_dir / "sc_metadata/raw",
-                root / "extract", ExtractParams())
-    paths = IndexPaths(root / "index", root / "dense", root / "extract/chunks.parquet",
-                       root / "extract/metadata.parquet")
-    indexed = run_index(paths.chunks, paths.metadata, root / "ingest/documents.jsonl", statutes,
-                        root / "extract/statutes.parquet", paths.index_dir)
-    embedded = run_embed(paths.chunks, paths.index_dir / STATUTE_CHUNKS, paths.dense_dir)
-    return paths, indexed, embedded
+def built(indexed_corpus):
+    return indexed_corpus
 
 
 def test_every_index_holds_every_record(built):

@@ -152,7 +152,8 @@ def test_cli_defaults_are_layout_paths():
     known = {v for v in vars(layout).values() if isinstance(v, Path)}
     known |= {layout.metrics(p.stem) for p in (ROOT / "metrics").glob("*.json")}
     known |= {layout.timing(p.stem) for p in (ROOT / "metrics" / "timing").glob("*.json")}
-    known |= {p for stage in layout.STAGE_OUTPUTS.values() for p in stage["metrics"]}
+    known |= {p for stage in layout.STAGE_OUTPUTS.values() for kind in ("outs", "metrics")
+              for p in stage[kind]}
     known |= {layout.EVALUATE / "chunkings", Path("params.yaml"), Path("tree.json")}
     for command in cli.app.registered_commands:
         for parameter in inspect.signature(command.callback).parameters.values():

@@ -56,8 +56,10 @@ RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved cit
 CITATIONS = PROCESSED / "citations"
 BIENCODER = PROCESSED / "biencoder"  # the dense encoder fine-tuned on citation pairs
 BIENCODER_MODEL = BIENCODER / "model"
+BIENCODER_SPLIT = BIENCODER / "split.json"  # its train and dev queries of the citation tuning half
 DENSE_FT = PROCESSED / "dense_ft"  # the chunks embedded by that encoder
 TUNING_CHOICE = Path("configs/tuning_choice.yaml")  # what `tune` chose and the rule, before the test
+TUNING_FT_CHOICE = Path("configs/tuning_ft_choice.yaml")  # the fine-tuned encoder's weight (tune_ft)
 EVALUATE = PROCESSED / "evaluate"
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
@@ -106,6 +108,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "train_reranker": {"outs": (RERANKER,), "metrics": (metrics("reranker"), timing("reranker"))},
     "train_biencoder": {"outs": (BIENCODER,), "metrics": (metrics("biencoder"),)},
     "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
+    "tune_ft": {"outs": (metrics("tuning_ft"), TUNING_FT_CHOICE), "metrics": ()},
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},
     "regress": {"outs": (), "metrics": (metrics("regress"),)},

@@ -185,6 +185,8 @@ def evaluate(
     out: Path = typer.Option(layout.EVALUATE),
     citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
     choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice (levers)."),
+    ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
+                                   help="The tune_ft stage's choice (the fine-tuned encoder)."),
     metrics: Optional[Path] = typer.Option(None, help="Write the scores here (JSON)."),
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
@@ -228,7 +230,7 @@ def evaluate(
         paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
         variants = (VariantSource(documents, chunks.parent, out / "chunkings")
                     if documents.exists() else None)
-        levers = LeverSource.read(choice, citations) if choice.exists() else None
+        levers = LeverSource.read(choice, citations, ft_choice) if choice.exists() else None
         jobs = []
         for name in collection or known:
             dataset = (load("citations/heldout", citations) if name == "citations"
@@ -284,6 +286,8 @@ def regress(
     choice: Path = typer.Option(layout.TUNING_CHOICE,
                                 help="The tune stage's choice, which the lever conditions run "
                                      "with (when scoring again, without --runs)."),
+    ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
+                                   help="The tune_ft stage's choice (the fine-tuned encoder)."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -311,7 +315,8 @@ def regress(
     def levers(records):  # read only when a lever condition is to be run again
         needed = runs is None and any(BY_NAME[r["condition"]].level == "lever" for r in records
                                       if r["condition"] in BY_NAME)
-        return LeverSource.read(choice, citations) if needed and choice.exists() else None
+        return (LeverSource.read(choice, citations, ft_choice) if needed and choice.exists()
+                else None)
 
     if update:
         if not reason.strip():
@@ -385,6 +390,54 @@ def tune(
                       "are copied into params.yaml by hand.\n"
                       + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
     log.info("tune: %s", picked)
+
+
+@app.command("tune-ft")
+def tune_ft(
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage citations)."),
+    split: Path = typer.Option(layout.BIENCODER_SPLIT,
+                               help="The fine-tuned encoder's train and dev queries (stage "
+                                    "train_biencoder)."),
+    ft_dense: Path = typer.Option(layout.DENSE_FT, help="Its embeddings (stage embed_ft)."),
+    choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice."),
+    out: Path = typer.Option(layout.metrics("tuning_ft")),
+    ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
+                                   help="Where the weight and its rule go."),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The fine-tuned encoder's fusion weight, chosen on the dev queries it never trained on;
+    the choice written before any test is scored."""
+    import yaml
+
+    from countercase.datasets import load
+    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
+    from countercase.retrieve.load import IndexPaths
+
+    require_folder(citations, "citation collection (stage citations)")
+    require_folder(ft_dense / "precedents", "fine-tuned embeddings (stage embed_ft)")
+    try:
+        dev_ids = json.loads(split.read_text(encoding="utf-8"))["dev"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UserError(f"cannot read the dev queries from {split}: {error} "
+                        "(run `dvc repro train_biencoder`)") from None
+    dev = load("citations/tuning", citations).subset(dev_ids, "dev")
+    if not dev.queries:
+        raise UserError(f"{split}: none of its dev queries is a tuning query of {citations}")
+    params = load_params(params_path)
+    report = run_tune_ft(dev, params, IndexPaths(index_dir, dense_dir, chunks, metadata),
+                         ft_dense, LeverSource.read(choice, citations))
+    write_json(out, report)
+    picked = choice_ft(report, dev)
+    ft_choice.parent.mkdir(parents=True, exist_ok=True)
+    ft_choice.write_text("# Written by `countercase tune-ft` (stage tune_ft) before the test "
+                         "queries are scored; the grid is in\n# metrics/tuning_ft.json.\n"
+                         + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
+    log.info("tune-ft: %s", picked)
 
 
 def _print_scores(scores: dict) -> None:

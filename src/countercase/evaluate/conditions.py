@@ -3,7 +3,8 @@
 A condition is a name, a sentence saying what it is, the level it searches (``chunks``: the
 pipeline over chunks, max-pooled to documents; ``docs``: BM25 over whole documents; ``facts``:
 the fact channel alone, the query's rule fact sheet against the judgments'; ``lever``: a lever
-the pipeline does not have yet, built as ``configs/tuning_choice.yaml`` chose it), its
+the pipeline does not have yet, built as ``configs/tuning_choice.yaml`` chose it, or with the
+fine-tuned encoder at the weight ``configs/tuning_ft_choice.yaml`` chose), its
 overrides of ``params.yaml``'s ``retrieve`` section and the tasks it applies to. ``full`` is the
 configured pipeline as it stands; the others switch stages off, so together they are the
 ablations. On the statute task every condition but ``full`` and ``precedent_bridge`` searches
@@ -91,6 +92,12 @@ CONDITIONS = (
     Condition("full_docs_prior", "full_docs fused with the citation prior (how often the "
               "corpus cites a judgment) at the tuned weight", level="lever", lever="prior",
               tasks=("precedents",)),
+    Condition("full_ft", "the configured pipeline with the fine-tuned encoder's dense ranking "
+              "fused at the weight chosen on its dev queries (configs/tuning_ft_choice.yaml)",
+              level="lever", lever="ft", tasks=("precedents",), dense_dir=layout.DENSE_FT),
+    Condition("tuned_ft", "the tuned system (configs/tuning_choice.yaml tuned_system) built on "
+              "full_ft", level="lever", lever="tuned_ft", tasks=("precedents",),
+              dense_dir=layout.DENSE_FT),
     # the baseline of the citation-collection tuning: `full` as AILA_Q1..Q10 alone had chosen it
     Condition("full_aila_tuned", "the pipeline as tuned on AILA_Q1..Q10 alone, before the "
               "citation collection: MMR on precedents; statute dense weight 1, bridge depth 10, "
@@ -113,4 +120,4 @@ BY_NAME = {c.name: c for c in CONDITIONS}
 # the chunking variants and the reranker are AILA-only
 HELDOUT = ("bm25_docs", "bm25", "dense", "hybrid_rrf", "dense_ft", "hybrid_ft", "fact_channel",
            "facts_equal", "reduced_facts", "reduced_boost", "passages_tuned", "docs_tuned",
-           "full_docs", "full_docs_prior", "full_aila_tuned", "full")
+           "full_docs", "full_docs_prior", "full_ft", "tuned_ft", "full_aila_tuned", "full")

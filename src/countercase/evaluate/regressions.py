@@ -94,6 +94,11 @@ def configuration(condition: Condition, params: Params) -> dict[str, Any]:
         choice = yaml.safe_load(layout.TUNING_CHOICE.read_text(encoding="utf-8")) \
             if layout.TUNING_CHOICE.exists() else {}
         config["choice"] = (choice or {}).get("precedents", {})
+        if condition.dense_dir is not None:  # and the fine-tuned encoder's weight (tune_ft)
+            ft = yaml.safe_load(layout.TUNING_FT_CHOICE.read_text(encoding="utf-8")) \
+                if layout.TUNING_FT_CHOICE.exists() else {}
+            config["choice_ft"] = {"weight": (ft or {}).get("weight"),
+                                   "tuned_system": (choice or {}).get("tuned_system")}
     return config
 
 

@@ -14,11 +14,12 @@ from typing import Any
 
 from countercase.config import EvaluateParams, RetrieveParams
 from countercase.datasets import Dataset, unretrievable
-from countercase.evaluate.conditions import BY_NAME, Condition
-from countercase.evaluate.levers import LeverSource, lever_system
+from countercase.evaluate.conditions import Condition
+from countercase.evaluate.levers import FT_LEVERS, LeverSource, lever_system
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
-from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
+from countercase.experiment.systems import (bm25_docs_system, candidate_params, fact_system,
+                                            pipeline_system)
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.searchers import Searchers
 
@@ -58,9 +59,10 @@ def condition_system(condition: Condition, task: str, paths: IndexPaths, base: R
     if condition.level == "facts":
         return fact_system(paths.fact_index, evaluate.depth, condition.name)
     if condition.level == "lever":
-        searchers = searchers or Searchers(task, base, paths)
-        full = pipeline_system(searchers, BY_NAME["full"].params(base, evaluate.chunk_depth),
-                               evaluate.depth, exclude, "full")
+        searchers = searchers or Searchers(task, base, condition_paths(condition, paths))
+        full = pipeline_system(searchers, candidate_params(
+            base, evaluate.chunk_depth, **levers.pipeline(condition.lever, base)),
+            evaluate.depth, exclude, "full_ft" if condition.lever in FT_LEVERS else "full")
         return lever_system(condition.lever, levers, full, paths, evaluate.depth,
                             evaluate.chunk_depth, base.rrf_k, admits, exclude or {})
     params = condition.params(base, evaluate.chunk_depth)
@@ -87,6 +89,13 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
         log.warning("no tuning choice (configs/tuning_choice.yaml, stage tune): condition(s) "
                     "%s skipped", ", ".join(c.name for c in conditions if c.level == "lever"))
         conditions = [c for c in conditions if c.level != "lever"]
+    unchosen = [c for c in conditions if c.lever in FT_LEVERS and not (levers and levers.ft_weight)]
+    if unchosen:
+        log.warning("the fine-tuned encoder has no weight above 0 (configs/tuning_ft_choice.yaml, "
+                    "stage tune_ft: %s): condition(s) %s skipped",
+                    "not run" if levers is None or levers.ft_weight is None else "weight 0",
+                    ", ".join(c.name for c in unchosen))
+        conditions = [c for c in conditions if c not in unchosen]
     unembedded = [c for c in conditions if c.dense_dir is not None
                   and not (c.dense_dir / task / "meta.json").is_file()]
     if unembedded:

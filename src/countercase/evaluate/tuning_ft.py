@@ -1,0 +1,101 @@
+"""Stage ``tune_ft``: the fine-tuned encoder's fusion weight, chosen on queries it never
+trained on.
+
+The bi-encoder (stage ``train_biencoder``) trained on two thirds of the citation collection's
+tuning half. Its scores there are inflated by that training, so the weight is chosen on the
+*dev* third alone (``split.json`` of that stage: the queries that chose its checkpoint). The
+held-out half and AILA_Q11..Q50 are the evaluate stage's, after the choice.
+
+1. ``grid``: the fine-tuned dense ranking's weight in the configured pipeline (BM25's weight 1,
+   everything else as ``params.yaml``'s ``retrieve``), over the tune stage's dense weights, chosen
+   by its rule (:data:`~countercase.evaluate.tuning.RULE`). The packaged encoder at the same
+   weights is scored beside it, never chosen from.
+2. ``tuned``: the tuned system (``configs/tuning_choice.yaml``'s ``tuned_system``, with the
+   weights the tune stage chose for its levers) on the configured pipeline and on the pipeline
+   with the fine-tuned encoder at the chosen weight.
+
+:data:`RULE_FT` says what the choice makes of it; the choice goes to
+``configs/tuning_ft_choice.yaml``, committed before the test is scored.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from countercase.config import Params
+from countercase.datasets import Dataset
+from countercase.evaluate.conditions import BY_NAME
+from countercase.evaluate.levers import LeverSource, ft_weights, lever_system
+from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
+from countercase.experiment import score_run
+from countercase.experiment.systems import candidate_params, pipeline_system
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.searchers import Searchers
+
+log = logging.getLogger(__name__)
+
+RULE_FT = ("the fine-tuned encoder's weight in the configured pipeline: highest MAP on the dev "
+           f"third of the citation tuning half; a weight within {TIE_MARGIN} of it that comes "
+           "earlier (lower) is taken instead. At a weight above 0 the evaluate stage scores "
+           "full_ft (the configured pipeline with it) and tuned_ft (the tuned system on "
+           "full_ft); the fine-tuned encoder enters the tuned system only when tuned_ft's dev "
+           f"MAP is more than {TIE_MARGIN} above the tuned system's")
+
+
+def tune_ft(dev: Dataset, params: Params, paths: IndexPaths, ft_dense: Path,
+            levers: LeverSource) -> dict[str, Any]:
+    """The grid and the tuned comparison (module docstring) on the dev queries ``dev``;
+    ``ft_dense``: the fine-tuned encoder's embeddings (stage ``embed_ft``)."""
+    depth, chunk_depth = params.evaluate.depth, params.evaluate.chunk_depth
+    base = candidate_params(params.retrieve, chunk_depth, use_rerank=False)
+    encoders = {"packaged": Searchers("precedents", base, paths),
+                "fine_tuned": Searchers("precedents", base, replace(paths, dense_dir=ft_dense))}
+
+    def score(system) -> float:
+        return round(float(score_run(system(dev.topics), dev, ["MAP"])["MAP"].mean()), 4)
+
+    def pipeline(encoder: str, weight: float | None):
+        params_ = base if weight is None else base.model_copy(update=ft_weights(base, weight))
+        return pipeline_system(encoders[encoder], params_, depth, label=f"{encoder} {weight}")
+
+    rows = []
+    for weight in DENSE_WEIGHTS:
+        if weight == 0:  # a dense weight of 0 leaves either encoder unrun: one BM25 run
+            found = score(pipeline("packaged", 0.0))
+            rows.append({"weight": 0.0, "fine_tuned_MAP": found, "packaged_MAP": found})
+            continue
+        rows.append({"weight": weight,
+                     "fine_tuned_MAP": score(pipeline("fine_tuned", weight)),
+                     "packaged_MAP": score(pipeline("packaged", weight))})
+    chosen = best(rows, key="fine_tuned_MAP")["weight"]
+    report: dict[str, Any] = {"dev_queries": len(dev.queries), "grid": rows, "weight": chosen,
+                              "tuned_system": levers.tuned}
+    lever = BY_NAME[levers.tuned].lever
+    tuned = {"configured": pipeline("packaged", None)}
+    if chosen > 0:
+        tuned["fine_tuned"] = pipeline("fine_tuned", chosen)
+    if lever is not None:
+        tuned = {name: lever_system(lever, levers, full, paths, depth, chunk_depth,
+                                    base.rrf_k, dev.admits, {})
+                 for name, full in tuned.items()}
+    report["tuned_MAP"] = {name: score(system) for name, system in tuned.items()}
+    log.info("tune_ft: %s", {k: v for k, v in report.items() if k != "grid"})
+    return report
+
+
+def choice_ft(report: dict[str, Any], dev: Dataset) -> dict[str, Any]:
+    """What ``configs/tuning_ft_choice.yaml`` records: the weight, whether the tuned system
+    takes the encoder, and the rule."""
+    maps = report["tuned_MAP"]
+    adopt = "fine_tuned" in maps and maps["fine_tuned"] > maps["configured"] + TIE_MARGIN
+    return {"rule": RULE_FT, "tuned_on": f"{dev.id} ({len(dev.queries)} queries)",
+            "weight": report["weight"], "tuned_system": report["tuned_system"],
+            "adopt": bool(adopt),
+            "tuned_system_ft": "tuned_ft" if adopt else report["tuned_system"],
+            "dev_MAP": {"full_ft": next(r["fine_tuned_MAP"] for r in report["grid"]
+                                        if r["weight"] == report["weight"]),
+                        report["tuned_system"]: maps["configured"],
+                        **({"tuned_ft": maps["fine_tuned"]} if "fine_tuned" in maps else {})}}
