@@ -23,6 +23,7 @@ from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
 from countercase.evaluate.conditions import BY_NAME, Condition
+from countercase.evaluate.levers import ft_weights
 from countercase.experiment.measures import MEASURES
 
 TOLERANCE = 1e-4
@@ -97,8 +98,11 @@ def configuration(condition: Condition, params: Params) -> dict[str, Any]:
         if condition.dense_dir is not None:  # and the fine-tuned encoder's weight (tune_ft)
             ft = yaml.safe_load(layout.TUNING_FT_CHOICE.read_text(encoding="utf-8")) \
                 if layout.TUNING_FT_CHOICE.exists() else {}
-            config["choice_ft"] = {"weight": (ft or {}).get("weight"),
+            weight = (ft or {}).get("weight")
+            config["choice_ft"] = {"weight": weight,
                                    "tuned_system": (choice or {}).get("tuned_system")}
+            if weight is not None:  # the pipeline it starts from fuses the encoder at it
+                config["retrieve"].update(ft_weights(params.retrieve, weight))
     return config
 
 
