@@ -14,6 +14,7 @@ from countercase.config import Params
 from countercase.datasets.citations import read_citations
 from countercase.learned import NotLearnedError
 from countercase.models import MINILM, encoder_dir
+from countercase.splits import held_back, tuning_split
 
 DOCS = [f"C{i}" for i in range(1, 25)]
 
@@ -60,12 +61,12 @@ def collection(tmp_path_factory, aila_files):
 def test_the_split_keeps_the_heldout_half_out_and_is_seeded(collection):
     folder, groups = collection
     citations = read_citations(folder)
-    train_q, dev_q = citations.split(1 / 3, 2019)
+    train_q, dev_q = tuning_split(citations, 1 / 3, 2019)
     assert len(dev_q) == 3 and len(train_q) == 6
     assert set(train_q) | set(dev_q) == set(citations.qids("tuning"))
     assert not set(train_q) & set(dev_q)
-    assert citations.split(1 / 3, 2019) == (train_q, dev_q)
-    assert citations.split(1 / 3, 7) != (train_q, dev_q)
+    assert tuning_split(citations, 1 / 3, 2019) == (train_q, dev_q)
+    assert tuning_split(citations, 1 / 3, 7) != (train_q, dev_q)
     pairs = read_pairs(groups, citations, set(train_q))
     assert len(pairs) == 12  # two precedent pairs each; the statute groups are not read
     assert {p.query_doc for p in pairs} == set(train_q)
@@ -78,9 +79,9 @@ def test_the_held_out_and_dev_queries_and_their_copies_never_train(collection, t
     folder, _ = collection
     copied = tmp_path / "citations"
     shutil.copytree(folder, copied)
-    train_q, dev_q = read_citations(copied).split(1 / 3, 2019)
+    train_q, dev_q = tuning_split(read_citations(copied), 1 / 3, 2019)
     (copied / "copies.tsv").write_text(f"C10\tC20\n{dev_q[0]}\tC21\n{train_q[0]}\tC22\n")
-    held = read_citations(copied).held_back(1 / 3, 2019)
+    held = held_back(read_citations(copied), 1 / 3, 2019)
     assert held == {"C10", "C11", "C12", *dev_q, "C20", "C21"}
     assert not held & set(train_q) and "C22" not in held  # a train query's copy may train
 

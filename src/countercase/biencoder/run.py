@@ -6,8 +6,8 @@ citation collection's masked facts as the query text, so that training reads que
 AILA's are. Which citing judgments train:
 
 - the citation collection's **held-out** half never does (it reports the system);
-- its **tuning** half is cut once by a seeded shuffle (``Citations.split``, the cut the reranker
-  is chosen by too): ``dev_share`` of its queries are the
+- its **tuning** half is cut once by a seeded shuffle (:mod:`countercase.splits`, the cut the
+  reranker is chosen by too): ``dev_share`` of its queries are the
   *dev* queries, on which checkpoints are chosen and, later, the fine-tuned encoder's fusion
   weight; the rest train;
 - a citing judgment that is not a query of the collection (a near-copy, no known year, facts too
@@ -38,6 +38,7 @@ from countercase.datasets.ids import natural_key
 from countercase.errors import CountercaseError
 from countercase.learned import NotLearnedError, check_learned
 from countercase.models import encoder_dir
+from countercase.splits import tuning_split
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
     p = params.biencoder
     started = time.perf_counter()
     citations = read_citations(citations_dir)
-    train_q, dev_q = citations.split(p.dev_share, params.seed)
+    train_q, dev_q = tuning_split(citations, p.dev_share, params.seed)
     train_pairs = read_pairs(groups, citations, set(train_q))
     dev_pairs = read_pairs(groups, citations, set(dev_q))
     if len(train_pairs) < 2 or not dev_pairs:

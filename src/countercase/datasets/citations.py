@@ -20,13 +20,11 @@ queries, and of a group of near-copies only one is.
 from __future__ import annotations
 
 import csv
-import random
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
 from countercase.datasets.trec import CollectionError, read_qrels, read_topics
 
@@ -96,22 +94,6 @@ class Citations:
 
     def qids(self, part: str | None = None) -> list[str]:
         return [q for q in self.topics if part is None or self.part[q] == part]
-
-    def split(self, dev_share: float, seed: int) -> tuple[list[str], list[str]]:
-        """(train, dev) queries of the tuning half, each in natural id order: a seeded shuffle,
-        its first ``dev_share`` dev. Every learned model that trains on the collection trains
-        on the same train queries and is chosen on the same dev ones."""
-        tuning = sorted(self.qids("tuning"), key=natural_key)
-        order = list(tuning)
-        random.Random(seed).shuffle(order)
-        dev = set(order[:round(len(order) * dev_share)])
-        return [q for q in tuning if q not in dev], [q for q in tuning if q in dev]
-
-    def held_back(self, dev_share: float, seed: int) -> frozenset[str]:
-        """Judgments whose facts must not train a model: the held-out and dev queries and
-        their copies (a copy holds the same facts)."""
-        queries = set(self.qids("heldout")) | set(self.split(dev_share, seed)[1])
-        return frozenset(queries.union(*(self.copies.get(q, ()) for q in queries)))
 
 
 def read_citations(folder: Path) -> Citations:

@@ -9,7 +9,7 @@ reranked), ONNX parity, speed, and reranking depth against latency.
 
 Which judgments train and which choose (``reranker.validate_on: citations``): the groups of a
 citing judgment that is a held-out or dev query of the citation collection, or a copy of one
-(:meth:`~countercase.datasets.citations.Citations.held_back`), are mined (``groups.jsonl`` keeps
+(:func:`countercase.splits.held_back`), are mined (``groups.jsonl`` keeps
 every group) but never trained on; the checkpoint, the first-stage weight and the depth are
 measured on the dev queries (the cut the bi-encoder is chosen by), each searched under the
 collection's rule. AILA_Q1..Q10 are scored beside, never chosen by (``validate_on: aila``: the
@@ -42,6 +42,7 @@ from countercase.reranker.citations import citation_counts, cited_pairs, mine_ci
 from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
                                         statutes_cited)
 from countercase.retrieve.filters import SearchFilter
+from countercase.splits import held_back, tuning_split
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ def validation_sets(params: Params, citations_dir: Path, aila_dir: Path) -> dict
     aila = load("aila2019/task1/tuning", aila_dir)
     if params.reranker.validate_on == "aila":
         return {"chosen": aila}
-    _, dev = read_citations(citations_dir).split(params.biencoder.dev_share, params.seed)
+    _, dev = tuning_split(read_citations(citations_dir), params.biencoder.dev_share, params.seed)
     return {"chosen": load("citations/tuning", citations_dir).subset(dev, "dev"), "beside": aila}
 
 
@@ -231,7 +232,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
                            max_judgments)
     timing["mine_seconds"] = time.perf_counter() - started
-    held = (read_citations(citations_dir).held_back(params.biencoder.dev_share, params.seed)
+    held = (held_back(read_citations(citations_dir), params.biencoder.dev_share, params.seed)
             if p.validate_on == "citations" else frozenset())
     mined["groups_held_back"] = sum(g.query_doc in held for g in groups)
     groups = [g for g in groups if g.query_doc not in held]
