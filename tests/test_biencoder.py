@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from countercase.biencoder.run import (GroupsError, pool_map, read_pairs, run_train_biencoder,
-                                       split_tuning)
+from countercase.biencoder.run import GroupsError, pool_map, read_pairs, run_train_biencoder
 from countercase.biencoder.train import Pair, in_batch_mask, train
 from countercase.config import Params
 from countercase.datasets.citations import read_citations
 from countercase.learned import NotLearnedError
 from countercase.models import MINILM, encoder_dir
+from countercase.splits import held_back, tuning_split
 
 DOCS = [f"C{i}" for i in range(1, 25)]
 
@@ -61,16 +61,29 @@ def collection(tmp_path_factory, aila_files):
 def test_the_split_keeps_the_heldout_half_out_and_is_seeded(collection):
     folder, groups = collection
     citations = read_citations(folder)
-    train_q, dev_q = split_tuning(citations, 1 / 3, 2019)
+    train_q, dev_q = tuning_split(citations, 1 / 3, 2019)
     assert len(dev_q) == 3 and len(train_q) == 6
     assert set(train_q) | set(dev_q) == set(citations.qids("tuning"))
     assert not set(train_q) & set(dev_q)
-    assert split_tuning(citations, 1 / 3, 2019) == (train_q, dev_q)
-    assert split_tuning(citations, 1 / 3, 7) != (train_q, dev_q)
+    assert tuning_split(citations, 1 / 3, 2019) == (train_q, dev_q)
+    assert tuning_split(citations, 1 / 3, 7) != (train_q, dev_q)
     pairs = read_pairs(groups, citations, set(train_q))
     assert len(pairs) == 12  # two precedent pairs each; the statute groups are not read
     assert {p.query_doc for p in pairs} == set(train_q)
     assert all(p.query == citations.topics[p.query_doc] for p in pairs)  # the masked text
+
+
+def test_the_held_out_and_dev_queries_and_their_copies_never_train(collection, tmp_path):
+    import shutil
+
+    folder, _ = collection
+    copied = tmp_path / "citations"
+    shutil.copytree(folder, copied)
+    train_q, dev_q = tuning_split(read_citations(copied), 1 / 3, 2019)
+    (copied / "copies.tsv").write_text(f"C10\tC20\n{dev_q[0]}\tC21\n{train_q[0]}\tC22\n")
+    held = held_back(read_citations(copied), 1 / 3, 2019)
+    assert held == {"C10", "C11", "C12", *dev_q, "C20", "C21"}
+    assert not held & set(train_q) and "C22" not in held  # a train query's copy may train
 
 
 def test_a_passage_the_query_cites_is_not_its_negative():

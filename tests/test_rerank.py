@@ -202,3 +202,26 @@ def test_rerank_with_the_cross_encoder(aila, baseline):
     ranked = rerank(passages, scores)
     assert sorted(d for d, _ in ranked) == sorted(d for d, _ in passages)
     assert [s for _, s in ranked] == sorted(scores, reverse=True)
+
+
+def test_the_rerankers_validation_searches_each_query_under_its_limit(indexed_corpus,
+                                                                        aila_files):
+    from conftest import INDEXED_JUDGMENTS, ROOT
+    from countercase.config import load_params
+    from countercase.datasets import Dataset
+    from countercase.datasets.limits import Limit
+    from countercase.reranker.run import Validation
+
+    paths, _, _ = indexed_corpus
+    texts = aila_files.casedocs(INDEXED_JUDGMENTS[:3])
+    queries = {d: text[len(text) // 2:len(text) // 2 + 1500] for d, text in texts.items()}
+    limits = {d: Limit(None, frozenset({d})) for d in texts}  # never the query's own judgment
+    dataset = Dataset("own/dev", "own", "precedents", queries, {d: {d: 1} for d in texts},
+                      limits=limits)
+    validation = Validation(load_params(ROOT / "params.yaml"), dataset, paths, 20)
+    for qid, candidates in validation.candidates.items():
+        assert candidates and all(validation.doc_of[c] != qid for c, _ in candidates)
+    assert validation.measure(None)["MAP"] == 0.0  # its only relevant judgment is never found
+    free = Dataset("own/free", "own", "precedents", queries, dataset.qrels)
+    unlimited = Validation(load_params(ROOT / "params.yaml"), free, paths, 20)
+    assert unlimited.measure(None)["MAP"] > 0  # found when nothing hides it

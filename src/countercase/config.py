@@ -150,7 +150,10 @@ class RerankerParams(_Section):
     learning_rate: float = Field(1e-4, gt=0)
     max_steps: int = Field(469, ge=0)  # training stops after these steps (0: the whole pass)
     curve_at: list[float] = [0.25, 0.5, 1.0]  # fractions of the pass validated (learning curve)
-    select_by: Literal["MAP", "nDCG@10"] = "MAP"  # checkpoint choice on AILA_Q1..Q10
+    select_by: Literal["MAP", "nDCG@10"] = "MAP"  # checkpoint choice on the validation queries
+    # the validation queries: the citation collection's dev third (its held-out and dev queries
+    # never train) or AILA_Q1..Q10 (the choice before the collection existed)
+    validate_on: Literal["citations", "aila"] = "citations"
     depths: list[int] = [10, 20, 50]  # reranking depths measured against latency
     # retrieve.rerank_first_stage_weight values measured on AILA_Q1..Q10 (the weight's choice)
     first_stage_weights: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9]

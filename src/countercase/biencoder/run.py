@@ -6,7 +6,8 @@ citation collection's masked facts as the query text, so that training reads que
 AILA's are. Which citing judgments train:
 
 - the citation collection's **held-out** half never does (it reports the system);
-- its **tuning** half is cut once by a seeded shuffle: ``dev_share`` of its queries are the
+- its **tuning** half is cut once by a seeded shuffle (:mod:`countercase.splits`, the cut the
+  reranker is chosen by too): ``dev_share`` of its queries are the
   *dev* queries, on which checkpoints are chosen and, later, the fine-tuned encoder's fusion
   weight; the rest train;
 - a citing judgment that is not a query of the collection (a near-copy, no known year, facts too
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import shutil
 import time
 from pathlib import Path
@@ -38,21 +38,13 @@ from countercase.datasets.ids import natural_key
 from countercase.errors import CountercaseError
 from countercase.learned import NotLearnedError, check_learned
 from countercase.models import encoder_dir
+from countercase.splits import tuning_split
 
 log = logging.getLogger(__name__)
 
 
 class GroupsError(CountercaseError, ValueError):
     """The mined groups file is not what the train_reranker stage writes."""
-
-
-def split_tuning(citations: Citations, dev_share: float, seed: int) -> tuple[list[str], list[str]]:
-    """(train, dev) queries of the collection's tuning half, each in natural id order."""
-    tuning = sorted(citations.qids("tuning"), key=natural_key)
-    order = list(tuning)
-    random.Random(seed).shuffle(order)
-    dev = set(order[:round(len(order) * dev_share)])
-    return [q for q in tuning if q not in dev], [q for q in tuning if q in dev]
 
 
 def read_pairs(groups: Path, citations: Citations, queries: set[str]) -> list[Pair]:
@@ -106,7 +98,7 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
     p = params.biencoder
     started = time.perf_counter()
     citations = read_citations(citations_dir)
-    train_q, dev_q = split_tuning(citations, p.dev_share, params.seed)
+    train_q, dev_q = tuning_split(citations, p.dev_share, params.seed)
     train_pairs = read_pairs(groups, citations, set(train_q))
     dev_pairs = read_pairs(groups, citations, set(dev_q))
     if len(train_pairs) < 2 or not dev_pairs:

@@ -10,7 +10,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, UserError, app, require, write_json
+from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
+                                  require_folder, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -24,6 +25,9 @@ def train_reranker(
     dense_dir: Path = typer.Option(layout.DENSE,
                                    help="Embed stage output (optional: BM25 negatives only)."),
     aila_dir: Path = typer.Option(layout.AILA),
+    citations: Path = typer.Option(layout.CITATIONS,
+                                   help="The citation collection (stage citations): its dev "
+                                        "queries choose, its held-out ones never train."),
     out: Path = typer.Option(layout.RERANKER),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
@@ -33,6 +37,9 @@ def train_reranker(
     """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it."""
     from countercase.reranker.run import run_train_reranker
 
+    params = load_params(params_path)
+    if params.reranker.validate_on == "citations":
+        require_folder(citations, "citation collection (stage citations)")
     for path, what in ((documents, "documents file"), (extract_dir / "chunks.parquet", "chunks"),
                        (extract_dir / "sections.parquet", "sections"),
                        (extract_dir / "metadata.parquet", "metadata"),
@@ -43,8 +50,8 @@ def train_reranker(
         require(path, what)
     if judgments < 0:
         raise UserError(f"--judgments must be 0 or more, got {judgments}")
-    found = run_train_reranker(load_params(params_path), documents, extract_dir, index_dir,
-                               dense_dir, aila_dir, out, judgments)
+    found = run_train_reranker(params, documents, extract_dir, index_dir, dense_dir, aila_dir,
+                               citations, out, judgments)
     if metrics:
         write_json(metrics, found["report"])
     if timing:

@@ -4,8 +4,16 @@ Outputs under ``out/``: ``model/`` (the best PyTorch checkpoint), ``onnx/`` (``m
 ``model.int8.onnx``, tokenizer), ``citations_sample.json`` (resolved and unresolved citations
 for inspection), ``groups.jsonl`` (the training groups), ``leakage.json`` (the documents that
 hold an AILA query's text and the groups dropped for them). Metrics: citation counts, groups,
-training, the learning curve and the validation scores on AILA_Q1..Q10 (Task 1: the current
-pipeline's candidates reranked), ONNX parity, speed, and reranking depth against latency.
+training, the learning curve and the validation scores (the current pipeline's candidates
+reranked), ONNX parity, speed, and reranking depth against latency.
+
+Which judgments train and which choose (``reranker.validate_on: citations``): the groups of a
+citing judgment that is a held-out or dev query of the citation collection, or a copy of one
+(:func:`countercase.splits.held_back`), are mined (``groups.jsonl`` keeps
+every group) but never trained on; the checkpoint, the first-stage weight and the depth are
+measured on the dev queries (the cut the bi-encoder is chosen by), each searched under the
+collection's rule. AILA_Q1..Q10 are scored beside, never chosen by (``validate_on: aila``: the
+choice on them, as before the collection).
 """
 
 from __future__ import annotations
@@ -25,12 +33,16 @@ from tqdm import tqdm
 
 from countercase.config import Params
 from countercase.datasets import Dataset, load
+from countercase.datasets.citations import read_citations
+from countercase.datasets.limits import limit_of
 from countercase.experiment import Experiment, ranked
 from countercase.experiment.systems import candidate_params
 from countercase.learned import NotLearnedError, check_learned
 from countercase.reranker.citations import citation_counts, cited_pairs, mine_citations
 from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
                                         statutes_cited)
+from countercase.retrieve.filters import SearchFilter
+from countercase.splits import held_back, tuning_split
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +149,9 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
 
 
 class Validation:
-    """Task 1 on AILA_Q1..Q10: the pipeline's candidates (reranker off) fetched once, then the
-    top ``depth`` chunks reranked by any scorer, pooled to judgments and scored."""
+    """Precedent queries (the citation collection's dev third, or AILA_Q1..Q10): the
+    pipeline's candidates (reranker off, each query searched under its limit) fetched once,
+    then the top ``depth`` chunks reranked by any scorer, pooled to judgments and scored."""
 
     MEASURES = ("MAP", "nDCG@10", "P@10", "RR")
 
@@ -153,8 +166,10 @@ class Validation:
         self.doc_of = dict(zip(retriever.chunks["chunk_id"], retriever.chunks["doc_id"]))
         self.depth = depth
         self.candidates: dict[str, list[tuple[str, str]]] = {}
-        for qid, text in dataset.queries.items():
-            result = retriever.search(text, k=params.evaluate.depth)
+        topics = dataset.topics
+        for qid, text in tqdm(topics.items(), desc=f"candidates {dataset.id}", unit="query"):
+            result = retriever.search(text, SearchFilter.of_limit(limit_of(topics, qid)),
+                                      k=params.evaluate.depth)
             self.candidates[qid] = [(h.chunk_id, h.text) for h in result.chunks]
 
     def pairs(self, depth: int | None = None) -> list[tuple[str, str]]:
@@ -187,8 +202,18 @@ class Validation:
         return result.aggregate()["rerank"]
 
 
+def validation_sets(params: Params, citations_dir: Path, aila_dir: Path) -> dict[str, Dataset]:
+    """The queries that choose (``chosen``: the citation collection's dev third, or
+    AILA_Q1..Q10 when ``validate_on`` is ``aila``) and those scored beside (``beside``)."""
+    aila = load("aila2019/task1/tuning", aila_dir)
+    if params.reranker.validate_on == "aila":
+        return {"chosen": aila}
+    _, dev = tuning_split(read_citations(citations_dir), params.biencoder.dev_share, params.seed)
+    return {"chosen": load("citations/tuning", citations_dir).subset(dev, "dev"), "beside": aila}
+
+
 def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index_dir: Path,
-                       dense_dir: Path, aila_dir: Path, out: Path,
+                       dense_dir: Path, aila_dir: Path, citations_dir: Path, out: Path,
                        max_judgments: int = 0) -> dict[str, Any]:
     import torch
 
@@ -202,18 +227,24 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     started = time.perf_counter()
     timing: dict[str, float] = {}
     out.mkdir(parents=True, exist_ok=True)
-    tuning = load("aila2019/task1/tuning", aila_dir)
+    sets = validation_sets(params, citations_dir, aila_dir)
     queries = load("aila2019/task1", aila_dir).queries  # the leakage guard reads all 50
     groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
                            max_judgments)
     timing["mine_seconds"] = time.perf_counter() - started
+    held = (held_back(read_citations(citations_dir), params.biencoder.dev_share, params.seed)
+            if p.validate_on == "citations" else frozenset())
+    mined["groups_held_back"] = sum(g.query_doc in held for g in groups)
+    groups = [g for g in groups if g.query_doc not in held]
     if p.max_groups:
         groups = groups[:p.max_groups]  # in the miner's (judgment) order: a deterministic cut
 
     t = time.perf_counter()
     paths = IndexPaths(index_dir, dense_dir, extract_dir / "chunks.parquet",
                        extract_dir / "metadata.parquet")
-    validation = Validation(params, tuning, paths, params.retrieve.rerank_depth)
+    validation = Validation(params, sets["chosen"], paths, params.retrieve.rerank_depth)
+    beside = ({name: Validation(params, data, paths, params.retrieve.rerank_depth)
+               for name, data in sets.items() if name != "chosen"})
     no_rerank = validation.measure(None)
     timing["validation_candidates_seconds"] = time.perf_counter() - t
 
@@ -290,11 +321,17 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     blended = {str(w): validation.measure(int8_scores, first_stage_weight=w)
                for w in p.first_stage_weights}
     best_weight = max(blended, key=lambda w: (blended[w][p.select_by], -float(w)))
+    # the deployed model on the queries scored beside (never chosen by)
+    scored_beside = {}
+    for other in beside.values():
+        scores = int8.score_pairs(other.pairs())
+        scored_beside[other.dataset.id] = {"no_rerank": other.measure(None),
+                                           "onnx_int8": other.measure(scores)}
     timing["total_seconds"] = time.perf_counter() - started
     report = {
         "mined": mined, "groups_trained_on": len(groups),
         "training": trained.as_dict(),
-        "validation": {"queries": list(validation.qids), "task": "aila2019-task1",
+        "validation": {"queries": list(validation.qids), "dataset": validation.dataset.id,
                        "rerank_depth": params.retrieve.rerank_depth,
                        "candidates": "the configured pipeline (params.yaml retrieve), reranker off",
                        "no_rerank": no_rerank,
@@ -302,6 +339,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                        "onnx_int8": depths.get(str(params.retrieve.rerank_depth)),
                        "first_stage_weight": blended,
                        "best_first_stage_weight": float(best_weight)},
+        "scored_beside": scored_beside,
         "export": export, "depth_vs_latency_onnx_int8": depths,
         # at the best first-stage weight below 1 (1 is the first stage's order, no reranking)
         "beats_no_rerank_on_tuning_queries": any(
