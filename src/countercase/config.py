@@ -47,7 +47,7 @@ class RetrieveParams(_Section):
     use_bm25: bool = True
     use_dense: bool = True
     use_mmr: bool = True
-    use_rerank: bool = False  # the domain reranker (stage train_reranker); params.yaml turns it on
+    use_rerank: bool = True  # the domain reranker (train_reranker), chosen on the dev third
     bm25_depth: int = Field(50, gt=0)
     dense_depth: int = Field(50, gt=0)
     rrf_k: int = Field(60, ge=0)
@@ -63,7 +63,7 @@ class RetrieveParams(_Section):
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
     # the first-stage order's weight in the reranked head (retrieve.rerank.blend; 0: reranker only)
-    rerank_first_stage_weight: float = Field(0.0, ge=0, le=1)
+    rerank_first_stage_weight: float = Field(0.75, ge=0, le=1)
     k: int = Field(10, gt=0)
     # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
@@ -155,7 +155,7 @@ class RerankerParams(_Section):
     # never train) or AILA_Q1..Q10 (the choice before the collection existed)
     validate_on: Literal["citations", "aila"] = "citations"
     depths: list[int] = [10, 20, 50]  # reranking depths measured against latency
-    # retrieve.rerank_first_stage_weight values measured on AILA_Q1..Q10 (the weight's choice)
+    # retrieve.rerank_first_stage_weight values measured on the validation queries (its choice)
     first_stage_weights: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9]
     threads: int = Field(2, gt=0)
     # what a trained reranker must show, else the stage stops (countercase.learned)
