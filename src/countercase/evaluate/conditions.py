@@ -117,8 +117,9 @@ CONDITIONS = (
 BY_NAME = {c.name: c for c in CONDITIONS}
 # on the citation collection's held-out half (hundreds of queries): the system as configured,
 # its baselines and the levers (hybrid_rrf: the packaged encoder's hybrid, hybrid_ft's control;
-# rerank: the reranker never trains on a held-out query); the chunking variants are AILA-only
+# rerank against no_rerank: the reranker's gain, as it never trains on a held-out query); the
+# chunking variants are AILA-only
 HELDOUT = ("bm25_docs", "bm25", "dense", "hybrid_rrf", "dense_ft", "hybrid_ft", "fact_channel",
            "facts_equal", "reduced_facts", "reduced_boost", "passages_tuned", "docs_tuned",
-           "full_docs", "full_docs_prior", "full_ft", "tuned_ft", "full_aila_tuned", "rerank",
-           "full")
+           "full_docs", "full_docs_prior", "full_ft", "tuned_ft", "full_aila_tuned", "no_rerank",
+           "rerank", "full")
