@@ -225,7 +225,8 @@ def test_every_system_applies_the_topics_limits_inside_its_search(built):
     assert admitted and len(admitted) < len(meta) - 1  # the year bound removes some
     open_ = Topics({"C3": query})
     limited = Topics({"C3": query}, {"C3": limit})
-    params = RetrieveParams(bm25_depth=200, dense_depth=200, fusion_weights={
+    # the first stage: the limits are applied in the searches, before any reranker
+    params = RetrieveParams(bm25_depth=200, dense_depth=200, use_rerank=False, fusion_weights={
         "precedents": {"bm25": 1.0, "dense": 1.0}})
     systems = {
         "pipeline": pipeline_system(Searchers("precedents", params, paths), params, 20),
