@@ -237,3 +237,23 @@ def test_every_system_applies_the_topics_limits_inside_its_search(built):
         assert system(open_)["C3"][0][0] == "C3", name  # unlimited, it finds itself first
         found = [d for d, _ in system(limited)["C3"]]
         assert set(found) == admitted, name  # every admitted judgment, nothing else
+
+
+def test_an_untrained_reranker_leaves_the_first_stage_answering(built, tmp_path, caplog):
+    """The reranker is a refinement: switched on without its training, every way of opening a
+    retriever warns, naming the missing model, and searches with the first stage."""
+    from countercase.retrieve.load import open_retriever
+    from countercase.retrieve.searchers import Searchers
+
+    paths, _, _ = built
+    missing = RetrieveParams(use_rerank=True, rerank_model=str(tmp_path / "no-reranker" / "onnx"))
+    first = RetrieveParams(use_rerank=False)
+    query = "murder of the deceased by the accused with a knife"
+    expected = [h.doc_id for h in open_retriever("precedents", first, paths).search(query, k=5).documents]
+    with caplog.at_level("WARNING"):
+        searchers = Searchers("precedents", missing, paths)
+        found = searchers.search(missing)(query, 5)
+        opened = open_retriever("precedents", missing, paths).search(query, k=5)
+    assert [h.doc_id for h in found.documents] == expected == [h.doc_id for h in opened.documents]
+    warned = [r.getMessage() for r in caplog.records if "not reranked" in r.getMessage()]
+    assert len(warned) == 2 and all("no-reranker" in w for w in warned)

@@ -171,12 +171,13 @@ def test_onnx_scores_match_pytorch(untrained_dir, real_groups, tmp_path):
 
     from countercase.reranker.onnx import export_onnx, parity, quantize_int8
     from countercase.reranker.train import score_pairs
-    from countercase.retrieve.rerank import FP32, INT8, OnnxCrossEncoderReranker
+    from countercase.retrieve.rerank import FP32, INT8, OnnxCrossEncoderReranker, trained_length
 
     pairs = [(g.query, p) for g in real_groups[:6] for p in (g.positive, *g.negatives)]
     model = AutoModelForSequenceClassification.from_pretrained(str(untrained_dir)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(untrained_dir))
-    reference = score_pairs(model, tokenizer, pairs, 256)
+    # the export reads pairs at the model's own length unless told otherwise
+    reference = score_pairs(model, tokenizer, pairs, trained_length(untrained_dir))
     export_onnx(untrained_dir, tmp_path)
     quantize_int8(tmp_path)
     fp32 = parity(reference, OnnxCrossEncoderReranker(tmp_path, FP32).score_pairs(pairs))
@@ -203,3 +204,10 @@ def test_a_tiny_real_training_run_lowers_the_loss(real_groups, tmp_path):
     assert after["loss"] < before
     assert (tmp_path / "model" / "config.json").is_file()
     assert [c["fraction_of_pairs"] for c in result.curve] == [0.0, 0.5, 1.0]
+    # the length it trained at is the length it is served at
+    from countercase.retrieve.rerank import OnnxCrossEncoderReranker, trained_length
+    from countercase.reranker.onnx import export_onnx
+
+    assert trained_length(tmp_path / "model") == 128
+    export_onnx(tmp_path / "model", tmp_path / "onnx")
+    assert OnnxCrossEncoderReranker(tmp_path / "onnx", "model.onnx").max_length == 128

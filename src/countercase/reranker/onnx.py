@@ -7,7 +7,7 @@
 - :class:`~countercase.retrieve.rerank.OnnxCrossEncoderReranker` (retrieval's side: it serves
   the pipeline) runs either file.
 - :func:`parity` compares scores on real pairs (max absolute difference, Spearman's rho);
-  :func:`speed` times 50 pairs of 256 tokens on a fixed thread count.
+  :func:`speed` times 50 pairs (the longest validation pairs) on a fixed thread count.
 """
 
 from __future__ import annotations

@@ -202,13 +202,15 @@ class Validation:
         return result.aggregate()["rerank"]
 
 
-def validation_sets(params: Params, citations_dir: Path, aila_dir: Path) -> dict[str, Dataset]:
-    """The queries that choose (``chosen``: the citation collection's dev third, or
-    AILA_Q1..Q10 when ``validate_on`` is ``aila``) and those scored beside (``beside``)."""
+def validation_sets(params: Params, citations, citations_dir: Path,
+                    aila_dir: Path) -> dict[str, Dataset]:
+    """The queries that choose (``chosen``: the dev third of ``citations``, the collection
+    read from ``citations_dir``, or AILA_Q1..Q10 when ``validate_on`` is ``aila``) and those
+    scored beside (``beside``)."""
     aila = load("aila2019/task1/tuning", aila_dir)
     if params.reranker.validate_on == "aila":
         return {"chosen": aila}
-    _, dev = tuning_split(read_citations(citations_dir), params.biencoder.dev_share, params.seed)
+    _, dev = tuning_split(citations, params.biencoder.dev_share, params.seed)
     return {"chosen": load("citations/tuning", citations_dir).subset(dev, "dev"), "beside": aila}
 
 
@@ -227,13 +229,14 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     started = time.perf_counter()
     timing: dict[str, float] = {}
     out.mkdir(parents=True, exist_ok=True)
-    sets = validation_sets(params, citations_dir, aila_dir)
+    citations = read_citations(citations_dir) if p.validate_on == "citations" else None
+    sets = validation_sets(params, citations, citations_dir, aila_dir)
     queries = load("aila2019/task1", aila_dir).queries  # the leakage guard reads all 50
     groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
                            max_judgments)
     timing["mine_seconds"] = time.perf_counter() - started
-    held = (held_back(read_citations(citations_dir), params.biencoder.dev_share, params.seed)
-            if p.validate_on == "citations" else frozenset())
+    held = (held_back(citations, params.biencoder.dev_share, params.seed)
+            if citations is not None else frozenset())
     mined["groups_held_back"] = sum(g.query_doc in held for g in groups)
     groups = [g for g in groups if g.query_doc not in held]
     if p.max_groups:
@@ -291,7 +294,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
               "tolerance": {"onnx_fp32_max_abs_diff": 1e-3, "onnx_int8_spearman_min": 0.95}}
     export["parity_ok"] = (export["parity_onnx_fp32"]["max_abs_diff"] <= 1e-3
                            and export["parity_onnx_int8"]["spearman"] >= 0.95)
-    # 50 pairs that fill 256 word pieces: the longest validation pairs (facts x chunk)
+    # 50 pairs that fill max_length word pieces: the longest validation pairs (facts x chunk)
     long_pairs = pairs[:50]
     lengths = [len(tokenizer(q, d, truncation="longest_first", max_length=p.max_length)["input_ids"])
                for q, d in long_pairs]

@@ -116,6 +116,8 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
     random.seed(seed)
     torch.manual_seed(seed)
     tokenizer, model = load_backbone(seed)
+    # the length it is trained at travels with the saved model: the reranker reads pairs at it
+    tokenizer.model_max_length = max_length
     order = list(groups)
     random.Random(seed).shuffle(order)
     total_steps = max(1, math.ceil(len(order) / groups_per_step))

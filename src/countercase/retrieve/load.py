@@ -60,6 +60,21 @@ def load_chunk_table(task: str, paths: IndexPaths) -> pd.DataFrame:
     return table
 
 
+def configured_reranker(params: RetrieveParams, wanted: bool | None = None):
+    """The domain reranker ``params`` name when ``wanted`` (default: ``use_rerank``), else
+    None; None with a warning when it is not trained: the reranker is a refinement, and
+    without it the first stage still answers."""
+    if not (params.use_rerank if wanted is None else wanted):
+        return None
+    from countercase.retrieve.rerank import load_reranker
+
+    try:
+        return load_reranker(params.rerank_model, params.rerank_backend)
+    except FileNotFoundError as error:
+        log.warning("the reranker is on but %s: results are not reranked", error)
+        return None
+
+
 def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexPaths(),
                    reranker=None, facts: bool = False, cache: bool = False) -> Retriever:
     """The ``task``'s retriever under ``params``; the fact index is opened when ``fact_weight``
@@ -71,14 +86,8 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
     from countercase.index.bm25 import Bm25Searcher
 
     chunks = load_chunk_table(task, paths)
-    if params.use_rerank and reranker is None:
-        from countercase.retrieve.rerank import load_reranker
-
-        try:
-            reranker = load_reranker(params.rerank_model, params.rerank_backend)
-        except FileNotFoundError as error:
-            # the reranker is a refinement: without its training the first stage still answers
-            log.warning("retrieve.use_rerank is on but %s: results are not reranked", error)
+    if reranker is None:
+        reranker = configured_reranker(params)
     bm25 = None
     if params.use_bm25:
         _need(paths.index_dir / f"{task}_chunks", f"{task} BM25 index (stage `index`)")

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ import numpy as np
 Passage = tuple[str, str]  # (chunk_id, text)
 FP32 = "model.onnx"  # the files of the train_reranker stage's ONNX export
 INT8 = "model.int8.onnx"
+MAX_POSITIONS = 512  # a MiniLM cross-encoder's position embeddings
 
 
 @runtime_checkable
@@ -99,15 +101,17 @@ class CrossEncoderReranker:
     """A sentence-transformers ``CrossEncoder`` read from a local folder, on the CPU.
 
     Pairs longer than ``max_length`` word pieces (query and passage together) are truncated by
-    the tokenizer (the longer side first, i.e. usually the passage).
+    the tokenizer (the longer side first, i.e. usually the passage); ``None``: the length the
+    model was trained at (:func:`trained_length`).
     """
 
-    def __init__(self, model_dir: str | Path, batch_size: int = 16, max_length: int = 256,
+    def __init__(self, model_dir: str | Path, batch_size: int = 16, max_length: int | None = None,
                  device: str = "cpu") -> None:
         model_dir = Path(model_dir)
         if not (model_dir / "config.json").is_file():
             # A missing folder must fail here: a bare name would be looked up on a model hub.
             raise FileNotFoundError(f"no cross-encoder in {model_dir} (config.json missing)")
+        max_length = max_length or trained_length(model_dir)
         if batch_size < 1 or max_length < 8:
             raise ValueError(f"batch_size >= 1 and max_length >= 8 needed, "
                              f"got {batch_size}, {max_length}")
@@ -135,10 +139,11 @@ class CrossEncoderReranker:
 class OnnxCrossEncoderReranker:
     """A cross-encoder exported to ONNX (:func:`countercase.reranker.onnx.export_onnx`), run by
     ONNX Runtime on the CPU. Pairs are truncated as sentence-transformers' ``CrossEncoder`` does
-    (longest first), so its scores are the PyTorch model's up to numerics."""
+    (longest first), so its scores are the PyTorch model's up to numerics; ``max_length``
+    ``None``: the length the model was trained at (:func:`trained_length`)."""
 
     def __init__(self, model_dir: str | Path, file: str = INT8, batch_size: int = 16,
-                 max_length: int = 256, threads: int = 2) -> None:
+                 max_length: int | None = None, threads: int = 2) -> None:
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
@@ -154,7 +159,8 @@ class OnnxCrossEncoderReranker:
                                             providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-        self.batch_size, self.max_length = batch_size, max_length
+        self.batch_size = batch_size
+        self.max_length = max_length or trained_length(model_dir)
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         out: list[float] = []
@@ -169,6 +175,17 @@ class OnnxCrossEncoderReranker:
 
     def score(self, query: str, passages: Sequence[tuple[str, str]]) -> list[float]:
         return self.score_pairs([(query, text) for _, text in passages]) if passages else []
+
+
+def trained_length(model_dir: str | Path, default: int = 256) -> int:
+    """Word pieces of a (query, passage) pair the model in ``model_dir`` was trained at: its
+    tokenizer's ``model_max_length`` (stage ``train_reranker`` saves it so), capped at the
+    512 positions of a MiniLM; ``default`` without a tokenizer config."""
+    config = Path(model_dir) / "tokenizer_config.json"
+    if not config.is_file():
+        return default
+    length = json.loads(config.read_text()).get("model_max_length", default)
+    return int(min(length, MAX_POSITIONS)) if isinstance(length, (int, float)) else default
 
 
 def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:

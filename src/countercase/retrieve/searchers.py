@@ -13,20 +13,19 @@ from collections.abc import Mapping
 
 from countercase.config import RetrieveParams
 from countercase.datasets.leakage import overlapping_documents
-from countercase.retrieve.load import IndexPaths, open_retriever, statute_search
+from countercase.retrieve.load import (IndexPaths, configured_reranker, open_retriever,
+                                       statute_search)
 
 
 class Searchers:
     def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths,
                  dense: bool = True, rerank: bool = False, facts: bool = False) -> None:
         self.task, self.paths = task, paths
+        # one reranker (and score cache) for every condition; none (a warning) when untrained
+        reranker = configured_reranker(base, rerank or base.use_rerank)
         # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
-        full = base.model_copy(update={"use_bm25": True, "use_dense": dense})
-        reranker = None
-        if rerank or base.use_rerank:  # one reranker (and score cache) for every condition
-            from countercase.retrieve.rerank import load_reranker
-
-            reranker = load_reranker(base.rerank_model, base.rerank_backend)
+        full = base.model_copy(update={"use_bm25": True, "use_dense": dense,
+                                       "use_rerank": reranker is not None})
         # every condition searches the same queries: BM25 hits and query vectors kept
         self.precedents = open_retriever("precedents", full, paths, reranker=reranker,
                                          facts=facts, cache=True) \
