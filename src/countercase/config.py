@@ -129,6 +129,7 @@ class PerturbParams(_Section):
     fact_weights: list[float] = [0.0, 0.25, 0.5, 1.0, 2.0]  # the trees' fact weight: chosen on
     #                                                          the tuning cases
     fact_weight: float = Field(0.0, ge=0)  # the choice, copied by hand (`countercase tree`)
+    rerank: bool = False  # the domain reranker at every node too (when retrieve.use_rerank)
 
 
 class RerankerParams(_Section):
@@ -234,6 +235,14 @@ class Params(_Section):
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
     scaleout: ScaleoutParams = ScaleoutParams()
+
+    def tree_retrieve(self, fact_weight: float | None = None) -> RetrieveParams:
+        """The precedent pipeline a perturbation tree searches at every node: ``retrieve`` at
+        the trees' fact weight (``perturb.fact_weight`` unless given), with the domain
+        reranker only when ``perturb.rerank`` is on too."""
+        return self.retrieve.model_copy(update={
+            "fact_weight": self.perturb.fact_weight if fact_weight is None else fact_weight,
+            "use_rerank": self.retrieve.use_rerank and self.perturb.rerank})
 
 
 class ConfigError(CountercaseError, ValueError):
