@@ -146,7 +146,7 @@ class RerankerParams(_Section):
     dense_negatives: bool = True  # also from dense hits, when the embed stage's vectors exist
     leakage_threshold: float = Field(0.5, gt=0, le=1)  # share of a query's 8-shingles
     max_groups: int = Field(0, ge=0)  # 0: all mined groups
-    max_length: int = Field(256, ge=16, le=512)  # word pieces of a (query, passage) pair
+    max_length: int = Field(512, ge=16, le=512)  # word pieces of a (query, passage) pair
     groups_per_step: int = Field(4, gt=0)
     learning_rate: float = Field(1e-4, gt=0)
     max_steps: int = Field(469, ge=0)  # training stops after these steps (0: the whole pass)
