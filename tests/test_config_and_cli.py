@@ -19,6 +19,21 @@ def test_project_params_load_and_are_typed():
     assert 0 < params.ingest.header_footer_band < 0.5
 
 
+def test_trees_search_the_configured_pipeline_with_their_own_fact_weight_and_reranker():
+    from countercase.config import Params
+
+    params = Params.model_validate({"retrieve": {"use_rerank": True, "fact_weight": 0.3,
+                                                 "bm25_depth": 77},
+                                    "perturb": {"fact_weight": 0.5}})
+    trees = params.tree_retrieve()
+    assert (trees.fact_weight, trees.use_rerank, trees.bm25_depth) == (0.5, False, 77)
+    assert params.tree_retrieve(0.0).fact_weight == 0.0
+    on = params.model_copy(update={"perturb": params.perturb.model_copy(update={"rerank": True})})
+    assert on.tree_retrieve().use_rerank
+    off = on.model_copy(update={"retrieve": on.retrieve.model_copy(update={"use_rerank": False})})
+    assert not off.tree_retrieve().use_rerank  # perturb.rerank never switches on a reranker
+
+
 @pytest.mark.parametrize("text, expected", [
     ("extract:\n  chunk_size: -5\n", "extract.chunk_size"),
     ("extract:\n  chunk_sise: 100\n", "extract.chunk_sise"),

@@ -128,3 +128,18 @@ def test_the_paper_cites_only_what_its_bibliography_holds():
     assert keys and keys <= known, keys - known
     front, _ = split_front_matter(source)
     assert front["bibliography"] == "references.bib" and {"html", "typst"} <= set(front["format"])
+
+
+def test_the_earlier_runs_the_paper_compares_with_are_verbatim_stage_outputs():
+    import yaml
+
+    history = ROOT / "paper" / "history"
+    sources = yaml.safe_load((history / "sources.yaml").read_text())
+    kept = {p.name for p in history.iterdir() if p.suffix == ".json"}
+    assert kept == set(sources)  # every kept report says where it comes from
+    for name, source in sources.items():
+        shown = subprocess.run(["git", "show", f"{source['commit']}:{source['path']}"], cwd=ROOT,
+                               capture_output=True, text=True)
+        if shown.returncode != 0:
+            pytest.skip(f"commit {source['commit']} is not in this clone's history")
+        assert (history / name).read_text() == shown.stdout, name

@@ -67,11 +67,10 @@ class Workspace:
 
     @cached_property
     def retriever(self):
-        """The precedent pipeline as the trees run it (``perturb.fact_weight``)."""
+        """The precedent pipeline as the trees run it (``Params.tree_retrieve``)."""
         from countercase.retrieve.load import open_retriever
 
-        params = self.params.retrieve.model_copy(update={"fact_weight": self.params.perturb.fact_weight})
-        return open_retriever("precedents", params, self.index_paths)
+        return open_retriever("precedents", self.params.tree_retrieve(), self.index_paths)
 
     @cached_property
     def edges(self) -> pd.DataFrame:

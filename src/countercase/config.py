@@ -129,6 +129,7 @@ class PerturbParams(_Section):
     fact_weights: list[float] = [0.0, 0.25, 0.5, 1.0, 2.0]  # the trees' fact weight: chosen on
     #                                                          the tuning cases
     fact_weight: float = Field(0.0, ge=0)  # the choice, copied by hand (`countercase tree`)
+    rerank: bool = False  # the domain reranker at every node too (when retrieve.use_rerank)
 
 
 class RerankerParams(_Section):
@@ -145,7 +146,7 @@ class RerankerParams(_Section):
     dense_negatives: bool = True  # also from dense hits, when the embed stage's vectors exist
     leakage_threshold: float = Field(0.5, gt=0, le=1)  # share of a query's 8-shingles
     max_groups: int = Field(0, ge=0)  # 0: all mined groups
-    max_length: int = Field(256, ge=16, le=512)  # word pieces of a (query, passage) pair
+    max_length: int = Field(512, ge=16, le=512)  # word pieces of a (query, passage) pair
     groups_per_step: int = Field(4, gt=0)
     learning_rate: float = Field(1e-4, gt=0)
     max_steps: int = Field(469, ge=0)  # training stops after these steps (0: the whole pass)
@@ -234,6 +235,14 @@ class Params(_Section):
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
     scaleout: ScaleoutParams = ScaleoutParams()
+
+    def tree_retrieve(self, fact_weight: float | None = None) -> RetrieveParams:
+        """The precedent pipeline a perturbation tree searches at every node: ``retrieve`` at
+        the trees' fact weight (``perturb.fact_weight`` unless given), with the domain
+        reranker only when ``perturb.rerank`` is on too."""
+        return self.retrieve.model_copy(update={
+            "fact_weight": self.perturb.fact_weight if fact_weight is None else fact_weight,
+            "use_rerank": self.retrieve.use_rerank and self.perturb.rerank})
 
 
 class ConfigError(CountercaseError, ValueError):

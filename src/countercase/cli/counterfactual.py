@@ -244,12 +244,12 @@ def perturb(
     params = load_params(params_path)
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
-    retriever = open_retriever("precedents", params.retrieve, paths, facts=True)
+    retriever = open_retriever("precedents", params.tree_retrieve(0.0), paths, facts=True)
     edge_table = pd.read_parquet(edges)
     sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold))
     validity = run_validity(retriever, edge_table, params, sets, out)
     weight = validity["fact_weight"]["chosen"]
-    trees = retriever.with_params(params.retrieve.model_copy(update={"fact_weight": weight}))
+    trees = retriever.with_params(params.tree_retrieve(weight))
     report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
     report["summary"]["validity"] = validity
     report["summary"]["corpus_trees"] = corpus_trees(sets.validity, trees, edge_table,
@@ -420,9 +420,8 @@ def tree(
     else:
         require(sheet, "fact sheet file")
         root = validate_sheet(_read_json(sheet))
-    retriever = open_retriever("precedents", params.retrieve.model_copy(
-        update={"fact_weight": params.perturb.fact_weight}),
-        IndexPaths(index_dir, dense_dir, chunks, metadata))
+    retriever = open_retriever("precedents", params.tree_retrieve(),
+                               IndexPaths(index_dir, dense_dir, chunks, metadata))
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
                              params.perturb.k, text=text, prune_below=params.perturb.prune_below,
                              granularity=params.perturb.granularity).build(depth, branching)

@@ -89,7 +89,11 @@ def configuration(condition: Condition, params: Params) -> dict[str, Any]:
                                               params.evaluate.chunk_depth).model_dump()
         config["index"] = params.index.model_dump()
     if condition.dense_dir is not None:  # another encoder: the fine-tuned one and its training
-        config["index"]["encoder"] = str(layout.BIENCODER_MODEL)
+        from countercase.index.dense import read_meta
+
+        # the embeddings name the encoder that made them
+        meta = read_meta(condition.dense_dir / "precedents") or {}
+        config["index"]["encoder"] = meta.get("encoder", str(condition.dense_dir))
         config["biencoder"] = params.biencoder.model_dump()
     if condition.level == "lever":  # built as the tune stage chose it
         choice = yaml.safe_load(layout.TUNING_CHOICE.read_text(encoding="utf-8")) \

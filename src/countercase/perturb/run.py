@@ -155,8 +155,8 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, sets: CaseSets,
 
     p = params.perturb
     tuning, cases, gold_cases, gold = sets.tuning, sets.validity, sets.gold, sets.gold_types
-    text_params = params.retrieve.model_copy(update={
-        "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth, "fact_weight": 0.0})
+    text_params = params.tree_retrieve(0.0).model_copy(update={
+        "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth})
     search = CaseSearch(retriever.with_params(text_params), retriever.facts, p.validity_depth,
                         params.retrieve.rrf_k)
     weight = choose_weight(tuning, search, p.fact_weights, TIE_MARGIN)
