@@ -18,6 +18,9 @@ from countercase.retrieve.load import IndexPaths, open_retriever
 from conftest import INDEXED_JUDGMENTS as JUDGMENTS, INDEXED_PDF as PDF
 from conftest import INDEXED_STATUTES as STATUTES
 
+# what the indexes find, whichever trained reranker this machine holds
+FIRST_STAGE = RetrieveParams(use_rerank=False)
+
 
 @pytest.fixture(scope="module")
 def built(indexed_corpus):
@@ -101,7 +104,7 @@ def _words(text: str) -> list[str]:
 def test_a_pdf_hit_points_at_the_pdf_page_that_holds_its_text(built, pdf_dir):
     paths, _, _ = built
     chunks = pd.read_parquet(paths.chunks)
-    retriever = open_retriever("precedents", RetrieveParams(), paths)
+    retriever = open_retriever("precedents", FIRST_STAGE, paths)
     pages = [page.extract_text() for page in pypdf.PdfReader(pdf_dir / f"{PDF}.pdf").pages]
     pdf_chunks = chunks[chunks["doc_id"] == PDF]
     checked = 0
@@ -120,7 +123,7 @@ def test_a_statute_query_finds_its_statute_with_the_title(built):
     paths, _, _ = built
     table = pd.read_parquet(paths.index_dir / STATUTE_CHUNKS)
     row = table[table["doc_id"] == "S7"].iloc[0]
-    result = open_retriever("statutes", RetrieveParams(), paths).search(row["text"][:400])
+    result = open_retriever("statutes", FIRST_STAGE, paths).search(row["text"][:400])
     assert result.documents[0].doc_id == "S7"
     assert {"bm25", "dense", "rrf"} <= set(result.documents[0].scores)
 
