@@ -211,3 +211,16 @@ def test_a_tiny_real_training_run_lowers_the_loss(real_groups, tmp_path):
     assert trained_length(tmp_path / "model") == 128
     export_onnx(tmp_path / "model", tmp_path / "onnx")
     assert OnnxCrossEncoderReranker(tmp_path / "onnx", "model.onnx").max_length == 128
+
+
+def test_a_damaged_tokenizer_config_is_named_not_a_stack_trace(tmp_path):
+    from countercase.errors import CountercaseError
+    from countercase.retrieve.rerank import trained_length
+
+    assert trained_length(tmp_path) == 256  # no config: the default
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text('{"model_max_length": 384}')
+    assert trained_length(tmp_path) == 384
+    config.write_text('{"model_max_length": 38')  # cut off mid-write
+    with pytest.raises(CountercaseError, match="tokenizer_config.json"):
+        trained_length(tmp_path)

@@ -22,10 +22,12 @@ import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
+
+from countercase.learned import TrainLog
 
 log = logging.getLogger(__name__)
 
@@ -41,22 +43,12 @@ class Pair:
 
 
 @dataclass
-class TrainResult:
-    steps: int = 0
+class TrainResult(TrainLog):
     steps_planned: int = 0
     pairs: int = 0
-    seconds: float = 0.0
-    stopped_by_budget: bool = False
-    losses: list[float] = field(default_factory=list)  # mean loss of each logged window
-    curve: list[dict] = field(default_factory=list)  # validation at each checkpoint
-    best: dict | None = None
 
-    def as_dict(self) -> dict:
-        return {"steps": self.steps, "steps_planned": self.steps_planned, "pairs": self.pairs,
-                "seconds": round(self.seconds, 1), "stopped_by_budget": self.stopped_by_budget,
-                "loss_first_window": self.losses[0] if self.losses else None,
-                "loss_last_window": self.losses[-1] if self.losses else None,
-                "loss_windows": self.losses, "learning_curve": self.curve, "best": self.best}
+    def counts(self) -> dict:
+        return {"steps_planned": self.steps_planned, "pairs": self.pairs}
 
 
 def in_batch_mask(batch: Sequence[Pair], cites: Callable[[str, str], bool]):

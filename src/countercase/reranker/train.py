@@ -21,11 +21,12 @@ import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
+from countercase.learned import TrainLog
 from countercase.models import MINILM, encoder_dir
 from countercase.reranker.pairs import Group
 
@@ -78,23 +79,12 @@ def group_loss(model, tokenizer, groups: Sequence[Group], max_length: int) -> fl
 
 
 @dataclass
-class TrainResult:
-    steps: int = 0
+class TrainResult(TrainLog):
     groups_seen: int = 0
     groups_total: int = 0
-    seconds: float = 0.0
-    stopped_by_budget: bool = False
-    losses: list[float] = field(default_factory=list)  # mean loss of each logged window
-    curve: list[dict] = field(default_factory=list)  # validation at each checkpoint
-    best: dict | None = None
 
-    def as_dict(self) -> dict:
-        return {"steps": self.steps, "groups_seen": self.groups_seen,
-                "groups_total": self.groups_total, "seconds": round(self.seconds, 1),
-                "stopped_by_budget": self.stopped_by_budget,
-                "loss_first_window": self.losses[0] if self.losses else None,
-                "loss_last_window": self.losses[-1] if self.losses else None,
-                "loss_windows": self.losses, "learning_curve": self.curve, "best": self.best}
+    def counts(self) -> dict:
+        return {"groups_seen": self.groups_seen, "groups_total": self.groups_total}
 
 
 def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int = 256,

@@ -31,6 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from countercase.errors import CountercaseError
+
 Passage = tuple[str, str]  # (chunk_id, text)
 FP32 = "model.onnx"  # the files of the train_reranker stage's ONNX export
 INT8 = "model.int8.onnx"
@@ -177,6 +179,10 @@ class OnnxCrossEncoderReranker:
         return self.score_pairs([(query, text) for _, text in passages]) if passages else []
 
 
+class RerankerModelError(CountercaseError, ValueError):
+    """A reranker model folder is there but cannot be read."""
+
+
 def trained_length(model_dir: str | Path, default: int = 256) -> int:
     """Word pieces of a (query, passage) pair the model in ``model_dir`` was trained at: its
     tokenizer's ``model_max_length`` (stage ``train_reranker`` saves it so), capped at the
@@ -184,7 +190,12 @@ def trained_length(model_dir: str | Path, default: int = 256) -> int:
     config = Path(model_dir) / "tokenizer_config.json"
     if not config.is_file():
         return default
-    length = json.loads(config.read_text()).get("model_max_length", default)
+    try:
+        length = json.loads(config.read_text()).get("model_max_length", default)
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as error:
+        raise RerankerModelError(
+            f"{config}: not a tokenizer config ({error}); run `countercase train-reranker` "
+            "again or restore the model folder") from None
     return int(min(length, MAX_POSITIONS)) if isinstance(length, (int, float)) else default
 
 
