@@ -26,10 +26,13 @@ def train_biencoder(
 ) -> None:
     """Fine-tune the dense encoder on the citation collection's tuning pairs (dev: checkpoints)."""
     from countercase.biencoder.run import run_train_biencoder
+    from countercase.cpu import check_bf16
 
     require(groups, "citation groups (stage train_reranker)")
     require_folder(citations, "citation collection (stage citations)")
-    report = run_train_biencoder(load_params(params_path), groups, citations, out)
+    params = load_params(params_path)
+    check_bf16("train_biencoder", params.biencoder.bf16, "biencoder.bf16")
+    report = run_train_biencoder(params, groups, citations, out)
     if metrics:
         write_json(metrics, report)
     log.info("bi-encoder -> %s (dev MAP %s)", out / "model", report["dev_MAP"])

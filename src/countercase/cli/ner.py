@@ -22,12 +22,14 @@ def train_ner(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Train the legal entity tagger (params.yaml `ner`) and score it on the dev set."""
+    from countercase.cpu import check_bf16, facts
     from countercase.ner.train import train_ner as run
 
     require(data, "InLegalNER folder")
     params = load_params(params_path)
+    check_bf16("train_ner", params.ner.bf16, "ner.bf16")
     report = run(data, out, params.ner, params.seed)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:
-        write_json(timing, report["timing"])
+        write_json(timing, {**report["timing"], "cpu": facts()})
