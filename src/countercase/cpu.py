@@ -4,9 +4,10 @@ The stages ``train_ner``, ``train_biencoder``, ``embed`` and ``embed_ft`` run th
 products under bfloat16 autocast (``params.yaml``: ``ner.bf16``, ``biencoder.bf16``,
 ``index.precision``). On a CPU with native bfloat16 (AMX or AVX512-BF16, what oneDNN calls
 "mkldnn bf16 supported") that is about twice as fast as float32. On a CPU without it (an AVX2
-EPYC, for one), PyTorch falls back to a scalar reference GEMM: measured on one, a MiniLM-sized
-training step took 35.6 s in bfloat16 against 2.3 s in float32, and a ``train_ner`` step about
-15 s against 0.9 s (0.47 s in bfloat16 on the AMX machine that made ``metrics/``). That, more
+EPYC, for one), PyTorch falls back to a reference GEMM: measured on one, a ``train_ner`` step of 16
+full windows took 36.0 s in bfloat16 against 1.9 s in float32, and the real run's first 50
+steps (length-bucketed batches) about 15 s against 0.9 s (0.395 s in bfloat16 on the AMX
+machine that made ``metrics/``). That, more
 than OpenMP's spinning (:mod:`countercase.threads`), is how a step became 74 times slower. The
 emulation is slow, not wrong: there, the first 50 steps of ``train_ner`` gave the mean loss
 2.1569 that ``metrics/ner.json`` records from the AMX machine (float32 gives 2.1565).
@@ -70,18 +71,24 @@ def check_bf16(stage: str, enabled: bool, setting: str) -> bool:
     return emulated
 
 
+# A train_ner step: the packaged MiniLM with a token-classification head and its word embeddings
+# frozen, a batch of 16 windows of 128 word pieces
 _STEP = """
 import time, torch
+from transformers import AutoModelForTokenClassification
 torch.manual_seed(0)
 torch.set_num_threads({threads})
-model = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(384, 12, 1536,
-                                    batch_first=True), 6)  # MiniLM's shape
-optimiser = torch.optim.AdamW(model.parameters(), 1e-4)
-batch = torch.randn(16, 128, 384)
+model = AutoModelForTokenClassification.from_pretrained({backbone!r}, num_labels=29)
+model.get_input_embeddings().weight.requires_grad_(False)  # as train_ner does
+optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], 1e-4)
+ids = torch.randint(1000, 30000, (16, 128))
+labels = torch.randint(0, 29, (16, 128))
 def step():
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
-        loss = model(batch).float().sum()
-    loss.backward(); optimiser.step(); optimiser.zero_grad()
+        loss = model(input_ids=ids, labels=labels).loss
+    loss.backward()
+    optimiser.step()
+    optimiser.zero_grad()
 step()
 started = time.perf_counter()
 for _ in range({steps}):
@@ -91,10 +98,14 @@ print((time.perf_counter() - started) / {steps})
 
 
 def seconds_per_step(bf16: bool, threads: int, steps: int) -> float:
-    """A training step of a MiniLM-shaped encoder, in a fresh interpreter."""
-    out = subprocess.run([sys.executable, "-c", _STEP.format(threads=threads, bf16=bf16,
-                                                             steps=steps)],
-                         check=True, capture_output=True, text=True).stdout
+    """A ``train_ner`` step (:data:`_STEP`), in a fresh interpreter."""
+    from countercase.models import MINILM, encoder_dir, offline
+
+    offline()
+    code = _STEP.format(threads=threads, bf16=bf16, steps=steps,
+                        backbone=str(encoder_dir(MINILM)))
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
     return round(float(out.split()[-1]), 3)
 
 

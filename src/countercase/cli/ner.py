@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -20,6 +21,10 @@ def train_ner(
     metrics: Optional[Path] = typer.Option(None, help="Write the dev scores here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
+    first_window: int = typer.Option(
+        0, help="Train only this many steps of the full run, in float32 and in bfloat16, and "
+                "print their mean loss and seconds a step; nothing is written (metrics/ner.json's "
+                "loss_first is the first ner.log_every steps)."),
 ) -> None:
     """Train the legal entity tagger (params.yaml `ner`) and score it on the dev set."""
     from countercase.cpu import check_bf16, facts
@@ -27,6 +32,13 @@ def train_ner(
 
     require(data, "InLegalNER folder")
     params = load_params(params_path)
+    if first_window:
+        from countercase.ner.train import first_window as probe
+
+        found = [probe(data, params.ner.model_copy(update={"bf16": bf16}), params.seed,
+                       first_window) for bf16 in (False, True)]
+        print(json.dumps({"cpu": facts(), "first_window": found}, indent=2))
+        return
     check_bf16("train_ner", params.ner.bf16, "ner.bf16")
     report = run(data, out, params.ner, params.seed)
     if metrics:

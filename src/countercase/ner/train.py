@@ -16,7 +16,9 @@ import json
 import logging
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -108,9 +110,22 @@ def evaluate(model, tokenizer, dev: dict, max_length: int, batch_size: int) -> d
     return scores
 
 
-def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
-              progress: bool = True, dev_limit: int = 0) -> dict:
-    """Train, save to ``out_dir/model`` and score on the dev set; returns the report."""
+@dataclass
+class _Start:
+    """Where a training run starts: data, model, optimiser and schedule, all from the seed."""
+    train: dict
+    model: Any
+    tokenizer: Any
+    features: list[dict]
+    preamble: list[dict]
+    optimizer: Any
+    schedule: Any
+    planned: int
+    last: int
+    rng: random.Random
+
+
+def _start(data_dir: Path, params: NerParams, seed: int) -> _Start:
     offline()
     import numpy as np
     import torch
@@ -120,9 +135,7 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    started = time.perf_counter()
     train = read_split(data_dir, "TRAIN", params.max_train_sentences)
-    dev = read_split(data_dir, "DEV", dev_limit)
     backbone = encoder_dir(MINILM)
     tokenizer = AutoTokenizer.from_pretrained(backbone)
     model = AutoModelForTokenClassification.from_pretrained(
@@ -145,7 +158,6 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
                                   weight_decay=params.weight_decay)
     last = min(planned, params.max_steps) if params.max_steps else planned
     warmup = max(1, int(params.warmup_ratio * last))
-    train_started = time.perf_counter()
 
     def rate(step: int) -> float:
         # linear warm-up, then linear decay to 0 at the last step trained
@@ -154,24 +166,60 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
         return max(0.0, 1.0 - (step - warmup) / max(1, last - warmup))
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
+    model.train()
+    return _Start(train, model, tokenizer, features, preamble, optimizer, schedule, planned,
+                  last, rng)
+
+
+def _step(run: _Start, batch: list[int], bf16: bool) -> float:
+    """One optimiser step on ``batch``; its loss."""
+    import torch
+
+    inputs = _collate([run.features[i] for i in batch], run.tokenizer.pad_token_id)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        loss = run.model(**inputs).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
+    run.optimizer.step()
+    run.schedule.step()
+    run.optimizer.zero_grad()
+    return loss.item()
+
+
+def first_window(data_dir: Path, params: NerParams, seed: int, steps: int) -> dict:
+    """The first ``steps`` steps of the full run (its batches, its schedule), nothing saved:
+    their mean loss, as ``metrics/ner.json`` records the first ``log_every`` as ``loss_first``,
+    and the seconds a step took. Compares a CPU, or a precision, with the run of record."""
+    run = _start(data_dir, params, seed)
+    losses = []
+    started = time.perf_counter()
+    for batch in _batches(run.features, params.batch_size, run.rng):
+        if len(losses) == steps:
+            break
+        losses.append(_step(run, batch, params.bf16))
+    return {"bf16": params.bf16, "steps": len(losses),
+            "mean_loss": round(sum(losses) / len(losses), 4),
+            "seconds_per_step": round((time.perf_counter() - started) / len(losses), 3)}
+
+
+def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
+              progress: bool = True, dev_limit: int = 0) -> dict:
+    """Train, save to ``out_dir/model`` and score on the dev set; returns the report."""
+    started = time.perf_counter()
+    run = _start(data_dir, params, seed)
+    dev = read_split(data_dir, "DEV", dev_limit)
+    model, tokenizer, features, preamble = run.model, run.tokenizer, run.features, run.preamble
+    train, planned, last = run.train, run.planned, run.last
+    train_started = time.perf_counter()
     losses, window, step, stopped = [], [], 0, False
     bar = tqdm(total=planned, desc="train NER", unit="step", disable=not progress)
-    model.train()
     for epoch in range(params.epochs):
-        for batch in _batches(features, params.batch_size, rng):
+        for batch in _batches(features, params.batch_size, run.rng):
             if step == last:
                 stopped = step < planned
                 break
-            inputs = _collate([features[i] for i in batch], tokenizer.pad_token_id)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=params.bf16):
-                loss = model(**inputs).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
+            window.append(_step(run, batch, params.bf16))
             step += 1
-            window.append(loss.item())
             bar.update(1)
             if step % params.log_every == 0 or step == planned:
                 mean = sum(window) / len(window)
