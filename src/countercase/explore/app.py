@@ -243,11 +243,18 @@ class ExplorerApp:
             self.graph.nodes = []
             self.diff.object = self.results.object = self.sensitivity.object = ""
             return
-        self.graph.nodes = render.layout(explorer.graph())
-        self.graph.selected = explorer.selected
-        self.sensitivity.object = render.sensitivity_chart(explorer.sensitivity())
-        self.diff.object = render.side_by_side(explorer.side_by_side())
-        self.results.object = render.results(explorer.results(), explorer.summary())
+        layout = render.layout(explorer.graph())
+        sensitivity = render.sensitivity_chart(explorer.sensitivity())
+        diff = render.side_by_side(explorer.side_by_side())
+        results = render.results(explorer.results(), explorer.summary())
+        # one message to the browser: the new diff is never shown over the old results, whose
+        # cards a click would reach just before they are replaced
+        with pn.io.hold():
+            self.graph.nodes = layout
+            self.graph.selected = explorer.selected
+            self.sensitivity.object = sensitivity
+            self.diff.object = diff
+            self.results.object = results
 
     def view(self) -> pn.viewable.Viewable:
         side = pn.Column(
