@@ -4,13 +4,13 @@ The stages ``train_ner``, ``train_biencoder``, ``embed`` and ``embed_ft`` run th
 products under bfloat16 autocast (``params.yaml``: ``ner.bf16``, ``biencoder.bf16``,
 ``index.precision``). On a CPU with native bfloat16 (AMX or AVX512-BF16, what oneDNN calls
 "mkldnn bf16 supported") that is about twice as fast as float32. On a CPU without it (an AVX2
-EPYC, for one), PyTorch falls back to a reference GEMM: measured on one, a ``train_ner`` step of 16
-full windows took 36.0 s in bfloat16 against 1.9 s in float32, and the real run's first 50
-steps (length-bucketed batches) about 15 s against 0.9 s (0.395 s in bfloat16 on the AMX
-machine that made ``metrics/``). That, more
-than OpenMP's spinning (:mod:`countercase.threads`), is how a step became 74 times slower. The
-emulation is slow, not wrong: there, the first 50 steps of ``train_ner`` gave the mean loss
-2.1569 that ``metrics/ner.json`` records from the AMX machine (float32 gives 2.1565).
+EPYC, for one), PyTorch falls back to a reference GEMM: measured on one, a ``train_ner`` step
+of 16 full windows took 36.0 s in bfloat16 against 1.9 s in float32, and the real run's first
+50 steps (length-bucketed batches) about 15 s against 0.96 s (0.395 s in bfloat16 on the AMX
+machine that made ``metrics/``). That, more than OpenMP's spinning (:mod:`countercase.threads`),
+is how a step became 74 times slower. The emulation is slow but, to the four decimals recorded,
+not different: there, the first 50 steps of ``train_ner`` gave the mean loss 2.1569 that
+``metrics/ner.json`` records from the AMX machine (float32 gives 2.1565).
 
 :func:`check_bf16` says so when such a stage starts, before the hours are spent;
 ``python -m countercase.cpu`` measures both precisions here and writes
