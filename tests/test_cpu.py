@@ -25,3 +25,12 @@ def test_emulated_bfloat16_is_named_with_the_setting_to_change(monkeypatch, capl
     monkeypatch.setattr(cpu, "native_bf16", lambda: True)
     assert not cpu.check_bf16("embed", True, "index.precision")
     assert not caplog.records
+
+
+def test_a_benchmark_of_no_steps_is_refused_with_a_message(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_:
+        cpu.main(["--steps", "0"])
+    assert exit_.value.code == 2
+    assert "'0' is not a whole number of at least 1" in capsys.readouterr().err

@@ -304,6 +304,8 @@ def test_factsheet_bad_input(run_cli, tmp_path):
     assert code == 2 and "empty text" in err
     code, _, err = run_cli("factsheet", "some text", "--ner-model", str(tmp_path / "absent"))
     assert code == 2 and "NER model folder not found" in err
+    code, _, err = run_cli("train-ner", "--first-window", "-3")
+    assert code == 2 and "--first-window" in err
     code, _, err = run_cli("train-ner", "--data", str(tmp_path / "absent"))
     assert code == 2 and "InLegalNER folder not found" in err
     code, _, err = run_cli("train-ner", "--data", str(tmp_path), "--out", str(tmp_path / "o"))

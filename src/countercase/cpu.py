@@ -109,10 +109,17 @@ def seconds_per_step(bf16: bool, threads: int, steps: int) -> float:
     return round(float(out.split()[-1]), 3)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=3, help="timed steps of each precision")
+    parser.add_argument("--threads", type=_positive, default=2)
+    parser.add_argument("--steps", type=_positive, default=3,
+                        help="timed steps of each precision")
     parser.add_argument("--out", type=Path, default=Path("metrics/timing/cpu.json"))
     args = parser.parse_args(argv)
     result = {"cpu": facts(), "threads": args.threads, "seconds_per_step": {

@@ -22,7 +22,7 @@ def train_ner(
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
     first_window: int = typer.Option(
-        0, help="Train only this many steps of the full run, in float32 and in bfloat16, and "
+        0, min=0, help="Train only this many steps of the full run, in float32 and in bfloat16, and "
                 "print their mean loss and seconds a step; nothing is written (metrics/ner.json's "
                 "loss_first is the first ner.log_every steps)."),
 ) -> None:
