@@ -1,20 +1,19 @@
-"""What this CPU does with bfloat16, and what a training step costs in each precision.
+"""What this CPU does with bfloat16, and what a training step costs in each way of doing it.
 
 The stages ``train_ner``, ``train_biencoder``, ``embed`` and ``embed_ft`` run their matrix
 products under bfloat16 autocast (``params.yaml``: ``ner.bf16``, ``biencoder.bf16``,
 ``index.precision``). On a CPU with native bfloat16 (AMX or AVX512-BF16, what oneDNN calls
 "mkldnn bf16 supported") that is about twice as fast as float32. On a CPU without it (an AVX2
 EPYC, for one), PyTorch falls back to a reference GEMM: measured on one, a ``train_ner`` step
-of 16 full windows took 36.0 s in bfloat16 against 1.9 s in float32, and the real run's first
-50 steps (length-bucketed batches) about 15 s against 0.96 s (0.395 s in bfloat16 on the AMX
-machine that made ``metrics/``). That, more than OpenMP's spinning (:mod:`countercase.threads`),
-is how a step became 74 times slower. The emulation is slow but, to the four decimals recorded,
-not different: there, the first 50 steps of ``train_ner`` gave the mean loss 2.1569 that
-``metrics/ner.json`` records from the AMX machine (float32 gives 2.1565).
+of 16 full windows took 36.0 s in bfloat16 against 1.9 s in float32. That, more than OpenMP's
+spinning (:mod:`countercase.threads`), is how a step became 74 times slower. There the stages
+compute the same bfloat16 arithmetic with float32 GEMMs instead (:mod:`countercase.bf16`).
 
-:func:`check_bf16` says so when such a stage starts, before the hours are spent;
-``python -m countercase.cpu`` measures both precisions here and writes
-``metrics/timing/cpu.json``.
+``python -m countercase.cpu`` times a ``train_ner`` step in float32, in PyTorch's bfloat16 and
+in :func:`countercase.bf16.bf16_products`, with every step's loss, and writes
+``metrics/timing/cpu.json``; ``countercase train-ner --first-window N`` compares the stage's
+first steps with the run of record. :func:`check_bf16` says, when such a stage starts, that its
+numbers come from the emulation.
 """
 
 from __future__ import annotations
@@ -56,18 +55,17 @@ def facts() -> dict:
 
 
 def check_bf16(stage: str, enabled: bool, setting: str) -> bool:
-    """Warn when ``stage`` is to run under bfloat16 on a CPU that only emulates it; True when
+    """Say when ``stage`` is to run under bfloat16 on a CPU that only emulates it; True when
     it will be emulated."""
     emulated = enabled and not native_bf16()
     if emulated:
         log.warning(
-            "%s runs under bfloat16 (%s) but this CPU (%s) has no native bfloat16: each matrix "
-            "product falls back to PyTorch's reference code, about 15 times slower than "
-            "float32 (hours for a stage of minutes), though on the one such CPU measured it "
-            "gave the AMX machine's numbers (see countercase.cpu). To be fast, run on a CPU "
-            "with AMX or AVX512-BF16; setting %s to float32 is fast here but gives other "
-            "numbers than metrics/. `python -m countercase.cpu` measures both here.",
-            stage, setting, facts()["model"], setting)
+            "%s runs under bfloat16 (%s) but this CPU (%s) has no native bfloat16: its matrix "
+            "products are float32 products of bfloat16 operands rounded to bfloat16 "
+            "(countercase.bf16), the same arithmetic as native bfloat16 up to the "
+            "order of float32 sums. Its last digits may differ from metrics/, made on AMX; "
+            "`python -m countercase.cpu` and `countercase train-ner --first-window 50` measure "
+            "how far.", stage, setting, facts()["model"])
     return emulated
 
 
@@ -83,30 +81,40 @@ model.get_input_embeddings().weight.requires_grad_(False)  # as train_ner does
 optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], 1e-4)
 ids = torch.randint(1000, 30000, (16, 128))
 labels = torch.randint(0, 29, (16, 128))
-def step():
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
-        loss = model(input_ids=ids, labels=labels).loss
-    loss.backward()
+from countercase.bf16 import bf16_products
+def step():  # as ner.train._step does
+    with bf16_products({bf16}, emulate={emulate}):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
+            loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
     optimiser.step()
     optimiser.zero_grad()
-step()
+    return loss.item()
+losses = [step()]
 started = time.perf_counter()
-for _ in range({steps}):
-    step()
-print((time.perf_counter() - started) / {steps})
+losses += [step() for _ in range({steps})]
+print((time.perf_counter() - started) / {steps}, *losses)
 """
 
+# name -> (bfloat16 autocast, bf16_products' emulation)
+WAYS = {"float32": (False, False), "bfloat16": (True, False),
+        "bfloat16_float32_products": (True, True)}
 
-def seconds_per_step(bf16: bool, threads: int, steps: int) -> float:
-    """A ``train_ner`` step (:data:`_STEP`), in a fresh interpreter."""
+
+def run_steps(way: str, threads: int, steps: int) -> dict:
+    """A ``train_ner`` step (:data:`_STEP`) done one of the :data:`WAYS`, in a fresh
+    interpreter: the seconds of the timed steps and the loss of every step (an untimed first
+    one included)."""
     from countercase.models import MINILM, encoder_dir, offline
 
     offline()
-    code = _STEP.format(threads=threads, bf16=bf16, steps=steps,
+    bf16, emulate = WAYS[way]
+    code = _STEP.format(threads=threads, bf16=bf16, emulate=emulate, steps=steps,
                         backbone=str(encoder_dir(MINILM)))
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout
-    return round(float(out.split()[-1]), 3)
+                         text=True).stdout.split("\n")[-2].split()
+    return {"seconds_per_step": round(float(out[0]), 3),
+            "losses": [round(float(x), 6) for x in out[1:]]}
 
 
 def _positive(text: str) -> int:
@@ -119,12 +127,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=_positive, default=2)
     parser.add_argument("--steps", type=_positive, default=3,
-                        help="timed steps of each precision")
+                        help="timed steps of each way")
     parser.add_argument("--out", type=Path, default=Path("metrics/timing/cpu.json"))
     args = parser.parse_args(argv)
-    result = {"cpu": facts(), "threads": args.threads, "seconds_per_step": {
-        name: seconds_per_step(bf16, args.threads, args.steps)
-        for name, bf16 in (("float32", False), ("bfloat16", True))}}
+    ways = {way: run_steps(way, args.threads, args.steps) for way in WAYS}
+    result = {"cpu": facts(), "threads": args.threads,
+              "seconds_per_step": {way: found["seconds_per_step"] for way, found in ways.items()},
+              "losses": {way: found["losses"] for way, found in ways.items()}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from countercase.bf16 import bf16_products
 from countercase.learned import TrainLog
 
 log = logging.getLogger(__name__)
@@ -142,9 +143,10 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
     window: list[float] = []
     bar = tqdm(total=total, desc="train bi-encoder", unit="step")
     for step, batch in enumerate(batches[:total], start=1):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = batch_loss(model, batch, cites, scale)
-        loss.backward()
+        with bf16_products(bf16):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                loss = batch_loss(model, batch, cites, scale)
+            loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()

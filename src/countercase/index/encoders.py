@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from countercase.bf16 import bf16_products
 from countercase.models import default_cache_dir, encoder_dir, offline
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,8 @@ def embed(encoder, texts: Sequence[str], batch_size: int = 32,
     else:
         import torch
 
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16"):
+        bf16 = precision == "bfloat16"
+        with bf16_products(bf16), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             vectors = encoder.encode(texts, batch_size=batch_size,
                                      show_progress_bar=show_progress, convert_to_numpy=True,
                                      normalize_embeddings=True)

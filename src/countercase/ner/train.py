@@ -23,6 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from countercase.config import NerParams
+from countercase.bf16 import bf16_products
 from countercase.learned import check_learned
 from countercase.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
@@ -176,9 +177,10 @@ def _step(run: _Start, batch: list[int], bf16: bool) -> float:
     import torch
 
     inputs = _collate([run.features[i] for i in batch], run.tokenizer.pad_token_id)
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        loss = run.model(**inputs).loss
-    loss.backward()
+    with bf16_products(bf16):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = run.model(**inputs).loss
+        loss.backward()
     torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
     run.optimizer.step()
     run.schedule.step()
