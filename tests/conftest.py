@@ -19,33 +19,6 @@ def pytest_addoption(parser):
                           "default: a quick run, e.g. 2000 for a campaign")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _float32_where_bfloat16_is_emulated():
-    """On a CPU without native bfloat16 PyTorch emulates it about 15 times slower than float32
-    (``countercase.cpu``): there the suite took 22 minutes for its first quarter. On such a CPU
-    the tests run the code's bfloat16 autocast in float32: they test what the code does, not
-    the CPU's arithmetic; on a CPU with native bfloat16 nothing changes."""
-    import torch
-
-    from countercase.cpu import native_bf16
-
-    if native_bf16():
-        yield
-        return
-    real = torch.autocast
-
-    class Float32OnCpu(real):
-        def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-            emulated = device_type == "cpu" and dtype == torch.bfloat16
-            super().__init__(device_type, dtype=dtype, enabled=enabled and not emulated,
-                             cache_enabled=cache_enabled)
-
-    patch = pytest.MonkeyPatch()
-    patch.setattr(torch, "autocast", Float32OnCpu)
-    yield
-    patch.undo()
-
-
 class AilaFiles:
     """The AILA 2019 files, read through :mod:`countercase.datasets` (checksums and counts
     checked), as the tests need them."""
