@@ -213,6 +213,54 @@ def test_a_tiny_real_training_run_lowers_the_loss(real_groups, tmp_path):
     assert OnnxCrossEncoderReranker(tmp_path / "onnx", "model.onnx").max_length == 128
 
 
+class _Interrupted(Exception):
+    """A session ending in the middle of a run."""
+
+
+def test_an_interrupted_training_run_goes_on_to_the_same_model(real_groups, tmp_path):
+    import torch
+
+    from countercase.reranker.train import group_loss, train
+
+    groups = real_groups[:8]  # 4 steps of 2 groups; checkpoints after steps 2 and 4
+    settings = dict(seed=7, max_length=64, groups_per_step=2, learning_rate=1e-4,
+                    warmup_fraction=0.0, curve_at=(0.5, 1.0), log_every=1)
+
+    def run(out, stop_at_call=None, resume=None):
+        calls, final = [], {}
+
+        def validate(model, tokenizer):
+            calls.append(1)
+            if len(calls) == stop_at_call:
+                raise _Interrupted
+            return {"score": -group_loss(model, tokenizer, groups[:4], 64)}
+
+        result = train(groups, out, validate=validate, resume=resume, resume_every=1,
+                       keep=lambda m, t: final.update(m.state_dict()), **settings)
+        return result, final
+
+    whole, weights = run(tmp_path / "whole")
+    saved = (tmp_path / "resume", "the stage's inputs")
+    with pytest.raises(_Interrupted):  # in the checkpoint after step 4: the last state is step 3's
+        run(tmp_path / "cut", stop_at_call=3, resume=saved)
+    assert (saved[0] / "state.pt").is_file() and (saved[0] / "best").is_dir()
+    went_on, went_on_weights = run(tmp_path / "cut", resume=saved)
+    assert went_on.resumed_at == [3]
+    for name, tensor in weights.items():
+        assert torch.equal(tensor, went_on_weights[name]), name
+    assert went_on.losses == whole.losses and went_on.curve == whole.curve
+    assert went_on.best == whole.best
+    assert (tmp_path / "cut" / "config.json").is_file()
+    # a finished state is not trained again: the same model at once
+    again, again_weights = run(tmp_path / "again", resume=saved)
+    assert again.resumed_at == [3, 4] and again.steps == 4
+    assert all(torch.equal(t, again_weights[n]) for n, t in weights.items())
+    assert (tmp_path / "again" / "config.json").is_file()  # the best checkpoint, restored
+    # a state of other inputs is set aside
+    other, other_weights = run(tmp_path / "other", resume=(saved[0], "other inputs"))
+    assert other.resumed_at == [] and other.losses == whole.losses
+
+
 def test_a_damaged_tokenizer_config_is_named_not_a_stack_trace(tmp_path):
     from countercase.errors import CountercaseError
     from countercase.retrieve.rerank import trained_length

@@ -159,6 +159,9 @@ class RerankerParams(_Section):
     # retrieve.rerank_first_stage_weight values measured on the validation queries (its choice)
     first_stage_weights: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9]
     threads: int = Field(2, gt=0)
+    # steps between saved training states, from which an interrupted run goes on (0: at the
+    # learning-curve checkpoints only)
+    resume_every: int = Field(20, ge=0)
     # what a trained reranker must show, else the stage stops (countercase.learned)
     min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
     min_validation_gain: float = Field(0.001, ge=0)  # chosen checkpoint over the untrained one

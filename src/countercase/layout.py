@@ -52,6 +52,9 @@ DENSE = PROCESSED / "dense"
 RERANKER = PROCESSED / "reranker"
 RERANKER_ONNX = RERANKER / "onnx"
 RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved citation links
+# what a stage keeps between an interruption and its next run: never an output, never in git
+INTERIM = Path("data/interim")
+RERANKER_RESUME = INTERIM / "train_reranker"
 # the citation collection: corpus judgments that cite others as queries (countercase.datasets)
 CITATIONS = PROCESSED / "citations"
 BIENCODER = PROCESSED / "biencoder"  # the dense encoder fine-tuned on citation pairs

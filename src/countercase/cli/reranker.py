@@ -32,6 +32,10 @@ def train_reranker(
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     judgments: int = typer.Option(0, help="Mine only this many citing judgments (0: all)."),
+    resume_dir: Path = typer.Option(
+        layout.RERANKER_RESUME, help="The training state is saved here every "
+        "reranker.resume_every steps; a run on the same inputs goes on from it. Cleared when "
+        "the stage is done."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it."""
@@ -51,7 +55,7 @@ def train_reranker(
     if judgments < 0:
         raise UserError(f"--judgments must be 0 or more, got {judgments}")
     found = run_train_reranker(params, documents, extract_dir, index_dir, dense_dir, aila_dir,
-                               citations, out, judgments)
+                               citations, out, judgments, resume_dir)
     if metrics:
         write_json(metrics, found["report"])
     if timing:

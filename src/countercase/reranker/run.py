@@ -23,6 +23,7 @@ import logging
 import os
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -216,7 +217,9 @@ def validation_sets(params: Params, citations, citations_dir: Path,
 
 def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index_dir: Path,
                        dense_dir: Path, aila_dir: Path, citations_dir: Path, out: Path,
-                       max_judgments: int = 0) -> dict[str, Any]:
+                       max_judgments: int = 0, resume_dir: Path | None = None) -> dict[str, Any]:
+    """The stage. ``resume_dir`` keeps the training state of an interrupted run (cleared when
+    the stage is done): a run on the same inputs goes on from it."""
     import torch
 
     from countercase.reranker.onnx import (FP32, INT8, OnnxCrossEncoderReranker, export_onnx,
@@ -257,10 +260,16 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
         return {**found, "score": found[p.select_by]}
 
     t = time.perf_counter()
+    # a saved state is taken up only for the same parameters, validation pairs and code
+    inputs = json.dumps({"params": params.model_dump(mode="json", exclude={"reranker": {"resume_every"}}),
+                         "validation": validation.pairs(), "code": [
+                             Path(module.__file__).read_text(encoding="utf-8")
+                             for module in (sys.modules[__name__], sys.modules[train.__module__])]})
     trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
                     groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
                     max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
-                    threads=p.threads)
+                    threads=p.threads, resume=(resume_dir, inputs) if resume_dir else None,
+                    resume_every=p.resume_every)
     timing["train_seconds"] = time.perf_counter() - t
     untrained = trained.curve[0]["score"]
     chosen = trained.best["score"] if trained.best else untrained
@@ -331,6 +340,8 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
         scored_beside[other.dataset.id] = {"no_rerank": other.measure(None),
                                            "onnx_int8": other.measure(scores)}
     timing["total_seconds"] = time.perf_counter() - started
+    if resume_dir:
+        shutil.rmtree(resume_dir, ignore_errors=True)
     report = {
         "mined": mined, "groups_trained_on": len(groups),
         "training": trained.as_dict(),

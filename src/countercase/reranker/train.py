@@ -8,6 +8,13 @@ hard negatives). One pass over the groups at most, in a seeded order; checkpoint
 the fractions in ``curve_at`` of the pass (the learning curve) by ``validate``, and the best one
 by the validation score is kept. The budget stops training early; what was seen is recorded.
 
+A run of hours outlives a working session (at 512 word pieces on an AVX2 CPU the stage takes
+longer than one), so :func:`train` can save its whole state (weights, optimiser, schedule, the
+random generator that draws dropout, the log and the best checkpoint so far) every
+``resume_every`` steps to a folder outside the stage's outputs, and a later run with the same
+key and groups goes on from there: the same steps in the same order, so the same model as an
+uninterrupted run (a test).
+
 The saved folder is a Hugging Face sequence-classification model with its tokenizer, so
 sentence-transformers' ``CrossEncoder`` (:class:`~countercase.retrieve.rerank.CrossEncoderReranker`)
 and the ONNX export read it as is.
@@ -15,8 +22,12 @@ and the ONNX export read it as is.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 import math
+import os
 import random
 import shutil
 import time
@@ -82,16 +93,72 @@ def group_loss(model, tokenizer, groups: Sequence[Group], max_length: int) -> fl
 class TrainResult(TrainLog):
     groups_seen: int = 0
     groups_total: int = 0
+    resumed_at: list[int] = dataclasses.field(default_factory=list)  # steps a run went on after
 
     def counts(self) -> dict:
-        return {"groups_seen": self.groups_seen, "groups_total": self.groups_total}
+        return {"groups_seen": self.groups_seen, "groups_total": self.groups_total,
+                "resumed_after_steps": self.resumed_at}
+
+
+class Resume:
+    """The saved state of an interrupted :func:`train` in ``folder``: ``state.pt`` and the best
+    checkpoint so far (``best/``). A state is taken up only under the ``key`` it was saved with
+    (the caller's inputs, the hyperparameters and the groups); any other is set aside."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder, self.key = Path(folder), key
+        self.state, self.best = self.folder / "state.pt", self.folder / "best"
+
+    def load(self) -> dict | None:
+        import torch
+
+        if not self.state.is_file():
+            return None
+        state = torch.load(self.state, weights_only=True)
+        if state.get("key") != self.key:
+            log.info("a saved state in %s is of other inputs: training from the start", self.folder)
+            return None
+        return state
+
+    def save(self, state: dict) -> None:
+        import torch
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        partial = self.state.with_suffix(".partial")
+        torch.save({**state, "key": self.key}, partial)
+        os.replace(partial, self.state)  # a run killed while saving leaves the last whole state
+
+    def keep_best(self, checkpoint: Path) -> None:
+        partial = self.folder / "best.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(checkpoint, partial)
+        shutil.rmtree(self.best, ignore_errors=True)
+        os.replace(partial, self.best)
+
+    def restore_best(self, out_dir: Path) -> None:
+        if self.best.is_dir():
+            shutil.rmtree(out_dir, ignore_errors=True)
+            shutil.copytree(self.best, out_dir)
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def resume_key(caller: str, groups: Sequence[Group], **settings) -> str:
+    """What a saved state must have been trained on and with to be taken up."""
+    digest = hashlib.sha256(caller.encode())
+    digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    for group in groups:
+        digest.update(json.dumps(group.to_dict(), sort_keys=True).encode())
+    return digest.hexdigest()
 
 
 def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int = 256,
           groups_per_step: int = 4, learning_rate: float = 3e-5, warmup_fraction: float = 0.1,
           max_steps: int = 0, curve_at: Sequence[float] = (0.25, 0.5, 1.0),
           validate: Callable | None = None, threads: int = 2, log_every: int = 10,
-          keep: Callable | None = None) -> TrainResult:
+          keep: Callable | None = None, resume: tuple[Path, str] | None = None,
+          resume_every: int = 0) -> TrainResult:
     """Train on one seeded pass over ``groups``; the best checkpoint is saved to ``out_dir``.
 
     ``validate(model, tokenizer) -> dict`` with a ``"score"`` key (higher is better) is called
@@ -99,6 +166,10 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
     ``max_steps`` stops the pass: a budget in steps, so the same seed trains the same model on
     any machine; 0 trains the whole pass). Without it the last model is kept. The learning rate
     schedule spans the whole pass whatever ``max_steps`` is.
+
+    ``resume`` is (folder, the caller's key of its inputs): the state is saved there every
+    ``resume_every`` steps and at each checkpoint, and a run that finds a state of the same
+    inputs goes on from it (:class:`Resume`; the caller clears it once its stage is done).
     """
     import torch
 
@@ -119,6 +190,13 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
     marks = sorted({max(1, int(round(f * total_steps))) for f in curve_at})
     out_dir = Path(out_dir)
     best_score = -math.inf
+    saved = None
+    if resume is not None:
+        folder, caller = resume
+        saved = Resume(folder, resume_key(
+            caller, order, seed=seed, max_length=max_length, groups_per_step=groups_per_step,
+            learning_rate=learning_rate, warmup_fraction=warmup_fraction, max_steps=max_steps,
+            curve_at=list(curve_at), log_every=log_every))
 
     def checkpoint(step: int) -> None:
         nonlocal best_score
@@ -137,14 +215,41 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
                 shutil.rmtree(out_dir)
             model.save_pretrained(str(out_dir))
             tokenizer.save_pretrained(str(out_dir))
+            if saved is not None:
+                saved.keep_best(out_dir)
         model.train()
 
-    checkpoint(0)
-    started = time.perf_counter()
     window: list[float] = []
+    started = before = 0.0  # training seconds: this run's, those of the runs it goes on from
+
+    def save(step: int, finished: bool = False) -> None:
+        result.seconds = before + time.perf_counter() - started
+        saved.save({"step": step, "finished": finished, "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                    "rng": torch.get_rng_state(), "window": window, "best_score": best_score,
+                    "result": json.dumps(dataclasses.asdict(result))})
+
+    state = saved.load() if saved is not None else None
+    first, finished = 1, False
+    if state is None:
+        checkpoint(0)
+    else:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        window, best_score = list(state["window"]), state["best_score"]
+        result = TrainResult(**json.loads(state["result"]))
+        saved.restore_best(out_dir)
+        first, finished = state["step"] + 1, state["finished"]
+        result.resumed_at.append(state["step"])
+        log.info("resumed after step %d of %d from %s", state["step"], total_steps, saved.folder)
+    started, before = time.perf_counter(), result.seconds
+    if state is None and saved is not None:
+        save(0)
     model.train()
-    bar = tqdm(total=total_steps, desc="train reranker", unit="step")
-    for step in range(1, total_steps + 1):
+    bar = tqdm(total=total_steps, initial=first - 1, desc="train reranker", unit="step")
+    for step in range(first, 1 if finished else total_steps + 1):
         batch = order[(step - 1) * groups_per_step: step * groups_per_step]
         queries = [g.query for g in batch for _ in range(1 + len(g.negatives))]
         passages = [p for g in batch for p in (g.positive, *g.negatives)]
@@ -170,13 +275,18 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
         if out_of_steps and step < total_steps:
             result.stopped_by_budget = True
             log.info("the step budget stops training after %d of %d steps", step, total_steps)
+        last = out_of_steps or step == total_steps
+        if saved is not None and (resume_every and step % resume_every == 0
+                                  or step in marks or last):
+            save(step, finished=last)
+        if out_of_steps:
             break
     bar.close()
     if keep is not None:  # the caller sees the final weights (tests: the loss after training)
         keep(model, tokenizer)
     if window:
         result.losses.append(round(sum(window) / len(window), 4))
-    result.seconds = time.perf_counter() - started
+    result.seconds = before + time.perf_counter() - started
     if validate is None or result.best is None:
         model.save_pretrained(str(out_dir))
         tokenizer.save_pretrained(str(out_dir))
