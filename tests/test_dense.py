@@ -321,3 +321,53 @@ def test_embeddings_record_their_precision(ids, paragraphs, onnx_cache, tmp_path
                                 precision="onnx-int8")  # reused
     assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, show_progress=False,
                             precision="float32")  # another precision is embedded again
+
+
+class _Interrupted(Exception):
+    """A session ending in the middle of a build."""
+
+
+def test_an_interrupted_build_goes_on_to_the_same_vectors(ids, paragraphs, encoder, built,
+                                                          tmp_path, monkeypatch):
+    from countercase.index import dense
+
+    monkeypatch.setattr(dense, "PART_TEXTS", 8)  # a part a batch
+    real, embedded = encoders.embed, []
+
+    def interrupted_at_the_third_batch(enc, texts, **kwargs):
+        if len(embedded) == 2:
+            raise _Interrupted
+        embedded.append(len(texts))
+        return real(enc, texts, **kwargs)
+
+    out = tmp_path / "dense"
+    monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
+    with pytest.raises(_Interrupted):
+        build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, encoder=encoder,
+                         show_progress=False)
+    assert read_meta(out) is None  # never taken for a finished build
+
+    def counted(enc, texts, **kwargs):
+        embedded.append(len(texts))
+        return real(enc, texts, **kwargs)
+
+    monkeypatch.setattr(encoders, "embed", counted)
+    embedded.clear()
+    assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, encoder=encoder,
+                            show_progress=False)
+    assert sum(embedded) == N - 16  # the two saved parts are not embedded again
+    assert np.array_equal(np.load(out / "embeddings.npy"), np.load(built / "embeddings.npy"))
+    assert read_meta(out)["count"] == N and not (out / "partial").exists()
+
+    # the parts of another build (here: other batches) are set aside
+    monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
+    embedded.clear()
+    other = tmp_path / "other"
+    with pytest.raises(_Interrupted):
+        build_embeddings(ids, paragraphs, MINILM, other, batch_size=8, encoder=encoder,
+                         show_progress=False)
+    monkeypatch.setattr(encoders, "embed", counted)
+    embedded.clear()
+    assert build_embeddings(ids, paragraphs, MINILM, other, batch_size=10, encoder=encoder,
+                            show_progress=False)
+    assert sum(embedded) == N

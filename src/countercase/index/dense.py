@@ -10,7 +10,12 @@ Storage (one folder per encoder and passage set), written by :func:`build_embedd
 Embeddings are computed once per (encoder, precision, texts): when ``meta.json`` names the same
 encoder and precision and the same texts hash, and ``embeddings.npy`` has the stated shape, nothing is re-embedded
 (a changed id list alone only rewrites ``ids.json``). ``meta.json`` is deleted before anything
-else is written and written last, so an interrupted build is redone, never reused.
+else is written and written last, so an interrupted build is never taken for a finished one.
+What it had embedded is kept in ``partial/`` (parts of :data:`PART_TEXTS` texts, each written
+whole, under a ``partial.json`` of the encoder, precision, batch size and texts hash) and a
+build of the same texts goes on after the last whole part: its batches are the same, so are its
+vectors (the precisions embed a text independently of its batch). ``partial/`` is removed once
+the build is stored.
 
 Search: :class:`DenseIndex` holds a FAISS ``IndexFlatIP`` (exact; at AILA's size an approximate
 index is not faster and adds noise). A pre-filter is a set of allowed rows searched exactly by
@@ -28,6 +33,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +49,9 @@ log = logging.getLogger(__name__)
 EMBEDDINGS_FILE = "embeddings.npy"
 IDS_FILE = "ids.json"
 META_FILE = "meta.json"
+PARTIAL_DIR = "partial"
 STORAGE_FORMAT = 1
+PART_TEXTS = 4096  # texts a saved part of an unfinished build holds, at least (whole batches)
 
 
 def _sha256_of(strings: Sequence[str]) -> str:
@@ -137,11 +145,18 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     (out_dir / META_FILE).unlink(missing_ok=True)  # whatever follows is not current until done
     if encoder is None:
         encoder = encoders.load_encoder(name, cache_dir, precision)
+    partial = _Partial(out_dir / PARTIAL_DIR, {
+        "encoder": name, "precision": precision, "batch_size": batch_size,
+        "texts_sha256": digest, "count": len(texts)})
+    part = batch_size * max(1, PART_TEXTS // batch_size)
+    matrix, done, earlier = partial.load()
+    if done:
+        log.info("going on after %d of %d texts embedded by an interrupted build", done,
+                 len(texts))
     start = time.perf_counter()
-    matrix: np.ndarray | None = None
-    with tqdm(total=len(texts), desc=f"embed {name}", unit="passage",
+    with tqdm(total=len(texts), initial=done, desc=f"embed {name}", unit="passage",
               disable=not show_progress) as bar:
-        for begin in range(0, len(texts), batch_size):
+        for begin in range(done, len(texts), batch_size):
             batch = encoders.embed(encoder, texts[begin:begin + batch_size],
                                    batch_size=batch_size, show_progress=False,
                                    precision=precision)
@@ -149,11 +164,62 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
                 matrix = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
             matrix[begin:begin + len(batch)] = batch
             bar.update(len(batch))
-    seconds = time.perf_counter() - start
+            end = begin + len(batch)
+            if end % part == 0 and end < len(texts):
+                partial.save(matrix[end - part:end], end,
+                             earlier + time.perf_counter() - start)
+    seconds = earlier + time.perf_counter() - start
     assert matrix is not None
     store_embeddings(out_dir, ids, texts, matrix, name, batch_size, precision, seconds)
+    partial.clear()
     log.info("embedded %d texts with %s in %.1f s", len(ids), name, seconds)
     return True
+
+
+class _Partial:
+    """The parts of an unfinished build (see the module docstring)."""
+
+    def __init__(self, folder: Path, key: dict) -> None:
+        self.folder, self.key = folder, key
+
+    def load(self) -> tuple[np.ndarray | None, int, float]:
+        """(the matrix with the saved parts filled in, how many texts they hold, the seconds
+        they took); (None, 0, 0.0) when there are none of this build."""
+        try:
+            state = json.loads((self.folder / "partial.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None, 0, 0.0
+        if state.get("key") != self.key:
+            log.info("the parts in %s are of another build: embedding from the start",
+                     self.folder)
+            self.clear()
+            return None, 0, 0.0
+        matrix, begin = None, 0
+        for end in state["ends"]:
+            rows = np.load(self.folder / f"upto-{end:08d}.npy")
+            if matrix is None:
+                matrix = np.empty((self.key["count"], rows.shape[1]), dtype=np.float32)
+            matrix[begin:end] = rows
+            begin = end
+        return matrix, begin, float(state["seconds"])
+
+    def save(self, rows: np.ndarray, end: int, seconds: float) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+        def save_rows(tmp: Path) -> None:
+            with tmp.open("wb") as handle:
+                np.save(handle, rows)
+
+        _write_atomic(self.folder / f"upto-{end:08d}.npy", save_rows)
+        try:
+            ends = json.loads((self.folder / "partial.json").read_text(encoding="utf-8"))["ends"]
+        except (OSError, ValueError, KeyError):
+            ends = []
+        _write_text(self.folder / "partial.json", json.dumps(
+            {"key": self.key, "ends": [*ends, end], "seconds": round(seconds, 3)}))
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def store_embeddings(out_dir: Path, ids: Sequence[str], texts: Sequence[str], matrix: np.ndarray,
