@@ -261,10 +261,11 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
 
     t = time.perf_counter()
     # a saved state is taken up only for the same parameters, validation pairs and code
-    inputs = json.dumps({"params": params.model_dump(mode="json", exclude={"reranker": {"resume_every"}}),
-                         "validation": validation.pairs(), "code": [
-                             Path(module.__file__).read_text(encoding="utf-8")
-                             for module in (sys.modules[__name__], sys.modules[train.__module__])]})
+    code = [Path(module.__file__).read_text(encoding="utf-8")
+            for module in (sys.modules[__name__], sys.modules[train.__module__])]
+    inputs = json.dumps({
+        "params": params.model_dump(mode="json", exclude={"reranker": {"resume_every"}}),
+        "validation": validation.pairs(), "code": code})
     trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
                     groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
                     max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
