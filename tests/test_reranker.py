@@ -261,6 +261,17 @@ def test_an_interrupted_training_run_goes_on_to_the_same_model(real_groups, tmp_
     assert other.resumed_at == [] and other.losses == whole.losses
 
 
+def test_a_damaged_saved_state_is_named_and_training_starts_over(tmp_path, caplog):
+    import logging
+
+    from countercase.reranker.train import Resume
+
+    (tmp_path / "state.pt").write_bytes(b"PK\x03\x04 cut off")
+    with caplog.at_level(logging.WARNING, logger="countercase.reranker.train"):
+        assert Resume(tmp_path, "key").load() is None
+    assert "state.pt" in caplog.text and "unreadable" in caplog.text
+
+
 def test_a_damaged_tokenizer_config_is_named_not_a_stack_trace(tmp_path):
     from countercase.errors import CountercaseError
     from countercase.retrieve.rerank import trained_length

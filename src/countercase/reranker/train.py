@@ -114,7 +114,12 @@ class Resume:
 
         if not self.state.is_file():
             return None
-        state = torch.load(self.state, weights_only=True)
+        try:
+            state = torch.load(self.state, weights_only=True)
+        except (RuntimeError, EOFError, OSError, ValueError) as error:  # damaged on disk
+            log.warning("the saved state %s is unreadable (%s): training from the start",
+                        self.state, error)
+            return None
         if state.get("key") != self.key:
             log.info("a saved state in %s is of other inputs: training from the start", self.folder)
             return None
@@ -139,9 +144,6 @@ class Resume:
         if self.best.is_dir():
             shutil.rmtree(out_dir, ignore_errors=True)
             shutil.copytree(self.best, out_dir)
-
-    def clear(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def resume_key(caller: str, groups: Sequence[Group], **settings) -> str:
