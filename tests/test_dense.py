@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import logging
 import shutil
 
 import numpy as np
@@ -328,7 +329,7 @@ class _Interrupted(Exception):
 
 
 def test_an_interrupted_build_goes_on_to_the_same_vectors(ids, paragraphs, encoder, built,
-                                                          tmp_path, monkeypatch):
+                                                          tmp_path, monkeypatch, caplog):
     from countercase.index import dense
 
     monkeypatch.setattr(dense, "PART_TEXTS", 8)  # a part a batch
@@ -371,3 +372,20 @@ def test_an_interrupted_build_goes_on_to_the_same_vectors(ids, paragraphs, encod
     assert build_embeddings(ids, paragraphs, MINILM, other, batch_size=10, encoder=encoder,
                             show_progress=False)
     assert sum(embedded) == N
+
+    # a damaged part is named, and the build goes on from the part before it
+    monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
+    embedded.clear()
+    damaged = tmp_path / "damaged"
+    with pytest.raises(_Interrupted):
+        build_embeddings(ids, paragraphs, MINILM, damaged, batch_size=8, encoder=encoder,
+                         show_progress=False)
+    (damaged / "partial" / "upto-00000016.npy").write_bytes(b"\x93NUMPY cut short")
+    monkeypatch.setattr(encoders, "embed", counted)
+    embedded.clear()
+    with caplog.at_level(logging.WARNING, logger=dense.log.name):
+        assert build_embeddings(ids, paragraphs, MINILM, damaged, batch_size=8,
+                                encoder=encoder, show_progress=False)
+    assert "upto-00000016.npy" in caplog.text
+    assert sum(embedded) == N - 8
+    assert np.array_equal(np.load(damaged / "embeddings.npy"), np.load(built / "embeddings.npy"))

@@ -181,13 +181,16 @@ class _Partial:
 
     def __init__(self, folder: Path, key: dict) -> None:
         self.folder, self.key = folder, key
+        self.ends: list[int] = []
 
     def load(self) -> tuple[np.ndarray | None, int, float]:
         """(the matrix with the saved parts filled in, how many texts they hold, the seconds
-        they took); (None, 0, 0.0) when there are none of this build."""
+        they took); (None, 0, 0.0) when there are none of this build. A part that cannot be
+        read ends what is taken up: the build goes on from the part before it."""
         try:
             state = json.loads((self.folder / "partial.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            ends, seconds = [int(end) for end in state["ends"]], float(state["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
             return None, 0, 0.0
         if state.get("key") != self.key:
             log.info("the parts in %s are of another build: embedding from the start",
@@ -195,13 +198,22 @@ class _Partial:
             self.clear()
             return None, 0, 0.0
         matrix, begin = None, 0
-        for end in state["ends"]:
-            rows = np.load(self.folder / f"upto-{end:08d}.npy")
+        for end in ends:
+            path = self.folder / f"upto-{end:08d}.npy"
+            try:
+                rows = np.load(path)
+                if rows.ndim != 2 or len(rows) != end - begin:
+                    raise ValueError(f"{rows.shape} rows for texts {begin}..{end}")
+            except (OSError, ValueError) as error:
+                log.warning("cannot read the saved part %s (%s): embedding again from text %d",
+                            path, error, begin)
+                break
             if matrix is None:
                 matrix = np.empty((self.key["count"], rows.shape[1]), dtype=np.float32)
             matrix[begin:end] = rows
+            self.ends.append(end)
             begin = end
-        return matrix, begin, float(state["seconds"])
+        return matrix, begin, seconds * begin / ends[-1] if begin else 0.0
 
     def save(self, rows: np.ndarray, end: int, seconds: float) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -211,12 +223,9 @@ class _Partial:
                 np.save(handle, rows)
 
         _write_atomic(self.folder / f"upto-{end:08d}.npy", save_rows)
-        try:
-            ends = json.loads((self.folder / "partial.json").read_text(encoding="utf-8"))["ends"]
-        except (OSError, ValueError, KeyError):
-            ends = []
+        self.ends.append(end)
         _write_text(self.folder / "partial.json", json.dumps(
-            {"key": self.key, "ends": [*ends, end], "seconds": round(seconds, 3)}))
+            {"key": self.key, "ends": self.ends, "seconds": round(seconds, 3)}))
 
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
