@@ -143,3 +143,24 @@ def test_the_earlier_runs_the_paper_compares_with_are_verbatim_stage_outputs():
         if shown.returncode != 0:
             pytest.skip(f"commit {source['commit']} is not in this clone's history")
         assert (history / name).read_text() == shown.stdout, name
+
+
+def test_a_rebuild_is_compared_number_by_number_without_its_timings():
+    import json
+
+    from countercase.rebuild import compare, numbers
+
+    # the earlier build's tagger report against itself with two numbers moved: one in the
+    # fourth decimal, one beyond the tolerance; its timings never count
+    before = json.loads((ROOT / "paper" / "history" / "build_2fffdbe_ner.json").read_text())
+    found = numbers(before)
+    assert found and not any("seconds" in path for path in found)
+    assert all(not isinstance(v, bool) for v in found.values())
+    after = json.loads(json.dumps(before))
+    after["dev"]["micro"]["f1"] = before["dev"]["micro"]["f1"] + 5e-5
+    after["dev"]["micro"]["precision"] = before["dev"]["micro"]["precision"] + 0.01
+    after["seconds"] = 1e9
+    c = compare(before, after)
+    assert (c.compared, c.identical, c.within) == (len(found), len(found) - 2, len(found) - 1)
+    assert c.largest[0][0] == "dev/micro/precision" and not c.only_before and not c.only_after
+    assert compare({"a": 1, "b": [2, 3]}, {"a": 1, "b": [2], "c": 4}).only_before == ["b/1"]

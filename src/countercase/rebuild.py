@@ -1,0 +1,70 @@
+"""How far a rebuild on another machine reproduced a stage's metrics.
+
+Two builds of the same code and data should give the same numbers; where a stage trains or
+encodes in bfloat16 (native on one CPU, emulated through float32 GEMMs on another:
+:mod:`countercase.bf16`) or calls the local LLM (built with or without AVX-512), the last digits
+may move. :func:`compare` sets every number of one metrics file beside the same number of the
+other's, leaving out what measures time (timings vary from run to run and decide nothing). The
+paper reads it for the earlier build's files kept in ``paper/history/`` (``sources.yaml``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from countercase.evaluate.regressions import TOLERANCE as SAME
+
+# keys that hold a duration, a speed or the machine's load: never compared
+TIMING = re.compile(r"seconds|minutes|_ms\b|ms_|^ms$|per_s\b|passages_per|speed|load_average|"
+                    r"timing|elapsed|wall", re.IGNORECASE)
+
+
+def numbers(report: Any, prefix: str = "") -> dict[str, float]:
+    """Every number in ``report`` (a parsed JSON document) by its path (keys and list positions
+    joined by ``/``), timings left out; booleans are not numbers here."""
+    found: dict[str, float] = {}
+    if isinstance(report, dict):
+        for key, value in report.items():
+            if not TIMING.search(str(key)):
+                found |= numbers(value, f"{prefix}{key}/")
+    elif isinstance(report, list):
+        for i, value in enumerate(report):
+            found |= numbers(value, f"{prefix}{i}/")
+    elif isinstance(report, (int, float)) and not isinstance(report, bool):
+        if math.isfinite(report):
+            found[prefix.rstrip("/")] = float(report)
+    return found
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The numbers of two builds' reports side by side."""
+
+    compared: int  # numbers both reports hold
+    identical: int
+    within: int  # differing by at most the regression files' tolerance (identical included)
+    only_before: list[str] = field(default_factory=list)
+    only_after: list[str] = field(default_factory=list)
+    # (path, before, after) of the largest relative differences, largest first
+    largest: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+def compare(before: Any, after: Any, show: int = 3) -> Comparison:
+    """Every number of ``before`` beside the same path of ``after``."""
+    old, new = numbers(before), numbers(after)
+    common = sorted(old.keys() & new.keys())
+    moved = [(path, old[path], new[path]) for path in common if old[path] != new[path]]
+
+    def relative(item: tuple[str, float, float]) -> float:
+        _, a, b = item
+        return abs(a - b) / max(abs(a), abs(b))
+
+    moved.sort(key=lambda item: (-relative(item), item[0]))
+    return Comparison(
+        compared=len(common), identical=len(common) - len(moved),
+        within=len(common) - sum(abs(a - b) > SAME for _, a, b in moved),
+        only_before=sorted(old.keys() - new.keys()), only_after=sorted(new.keys() - old.keys()),
+        largest=moved[:show])
