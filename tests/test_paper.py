@@ -164,3 +164,5 @@ def test_a_rebuild_is_compared_number_by_number_without_its_timings():
     assert (c.compared, c.identical, c.within) == (len(found), len(found) - 2, len(found) - 1)
     assert c.largest[0][0] == "dev/micro/precision" and not c.only_before and not c.only_after
     assert compare({"a": 1, "b": [2, 3]}, {"a": 1, "b": [2], "c": 4}).only_before == ["b/1"]
+    assert numbers({"params_yaml_agrees": 1, "stages_ms": {"bm25": 3}, "p50_ms": 2}) == {
+        "params_yaml_agrees": 1.0}

@@ -18,8 +18,8 @@ from typing import Any
 from countercase.evaluate.regressions import TOLERANCE as SAME
 
 # keys that hold a duration, a speed or the machine's load: never compared
-TIMING = re.compile(r"seconds|minutes|_ms\b|ms_|^ms$|per_s\b|passages_per|speed|load_average|"
-                    r"timing|elapsed|wall", re.IGNORECASE)
+TIMING = re.compile(r"second|minute|hour|(^|_)ms(_|$)|speed|throughput|load_average|timing|"
+                    r"elapsed|wall", re.IGNORECASE)
 
 
 def numbers(report: Any, prefix: str = "") -> dict[str, float]:
