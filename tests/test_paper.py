@@ -166,3 +166,25 @@ def test_a_rebuild_is_compared_number_by_number_without_its_timings():
     assert compare({"a": 1, "b": [2, 3]}, {"a": 1, "b": [2], "c": 4}).only_before == ["b/1"]
     assert numbers({"params_yaml_agrees": 1, "stages_ms": {"bm25": 3}, "p50_ms": 2}) == {
         "params_yaml_agrees": 1.0}
+
+
+def test_the_rebuild_table_sets_each_kept_report_beside_the_current_one(tmp_path, capsys):
+    import json
+    import shutil
+
+    from countercase.rebuild import main, table
+
+    shutil.copytree(ROOT / "paper" / "history", tmp_path / "paper" / "history")
+    (tmp_path / "metrics").mkdir()
+    for kept in (tmp_path / "paper" / "history").glob("build_2fffdbe_*.json"):
+        shutil.copy(kept, tmp_path / "metrics" / kept.name.removeprefix("build_2fffdbe_"))
+    ingest = json.loads((tmp_path / "metrics" / "ingest.json").read_text())
+    ingest["n_failures"] = ingest.get("n_failures", 0) + 1
+    (tmp_path / "metrics" / "ingest.json").write_text(json.dumps(ingest))
+    rows = {line.split("|")[1].strip(): line for line in table(tmp_path).splitlines()[2:]}
+    assert len(rows) == 11
+    assert "`n_failures`" in rows["`metrics/ingest.json` (`2fffdbe`)"]
+    assert rows["`metrics/ner.json` (`2fffdbe`)"].endswith("| 0 | none |")
+    (tmp_path / "metrics" / "tuning.json").unlink()
+    assert main(["--root", str(tmp_path)]) == 1  # named, not a stack trace
+    assert "metrics/tuning.json is missing" in capsys.readouterr().err

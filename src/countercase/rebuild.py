@@ -4,16 +4,23 @@ Two builds of the same code and data should give the same numbers; where a stage
 encodes in bfloat16 (native on one CPU, emulated through float32 GEMMs on another:
 :mod:`countercase.bf16`) or calls the local LLM (built with or without AVX-512), the last digits
 may move. :func:`compare` sets every number of one metrics file beside the same number of the
-other's, leaving out what measures time (timings vary from run to run and decide nothing). The
-paper reads it for the earlier build's files kept in ``paper/history/`` (``sources.yaml``).
+other's, leaving out what measures time (timings vary from run to run and decide nothing).
+:func:`table` does it for the earlier build's reports kept in ``paper/history/``
+(``sources.yaml``); the paper shows it, and ``python -m countercase.rebuild`` prints it.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from countercase.evaluate.regressions import TOLERANCE as SAME
 
@@ -68,3 +75,46 @@ def compare(before: Any, after: Any, show: int = 3) -> Comparison:
         within=len(common) - sum(abs(a - b) > SAME for _, a, b in moved),
         only_before=sorted(old.keys() - new.keys()), only_after=sorted(new.keys() - old.keys()),
         largest=moved[:show])
+
+
+def table(root: Path) -> str:
+    """Markdown: each earlier build's report kept in ``root/paper/history`` (the ``build_``
+    files of its ``sources.yaml``) against the same report under ``root`` now."""
+    history = root / "paper" / "history"
+    sources = yaml.safe_load((history / "sources.yaml").read_text(encoding="utf-8"))
+    rows = []
+    for name, source in sources.items():
+        if not name.startswith("build_"):
+            continue
+        now = root / source["path"]
+        if not now.is_file():
+            raise FileNotFoundError(f"{source['path']} is missing: run `dvc repro` (compared "
+                                    f"with paper/history/{name})")
+        c = compare(json.loads((history / name).read_text(encoding="utf-8")),
+                    json.loads(now.read_text(encoding="utf-8")))
+        largest = "; ".join(f"`{path}` {a:g} → {b:g}" for path, a, b in c.largest[:2])
+        rows.append(f"| `{source['path']}` (`{source['commit']}`) | {c.compared:,} | "
+                    f"{c.identical:,} | {c.within:,} | "
+                    f"{len(c.only_before) + len(c.only_after)} | {largest or 'none'} |")
+    return ("| report (earlier build) | numbers | identical | within | in one build only | "
+            "largest relative differences |\n|---|---:|---:|---:|---:|---|\n" + "\n".join(rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m countercase.rebuild",
+        description="Every number of the stage reports now beside the earlier build's kept in "
+                    "paper/history (timings left out).")
+    parser.add_argument("--root", type=Path, default=Path("."),
+                        help="the repository (default: the current folder)")
+    args = parser.parse_args(argv)
+    try:
+        print(table(args.root))
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
