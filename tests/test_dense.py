@@ -341,51 +341,39 @@ def test_an_interrupted_build_goes_on_to_the_same_vectors(ids, paragraphs, encod
         embedded.append(len(texts))
         return real(enc, texts, **kwargs)
 
-    out = tmp_path / "dense"
-    monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
-    with pytest.raises(_Interrupted):
-        build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, encoder=encoder,
-                         show_progress=False)
-    assert read_meta(out) is None  # never taken for a finished build
-
     def counted(enc, texts, **kwargs):
         embedded.append(len(texts))
         return real(enc, texts, **kwargs)
 
-    monkeypatch.setattr(encoders, "embed", counted)
-    embedded.clear()
-    assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, encoder=encoder,
-                            show_progress=False)
+    def interrupt_then_go_on(out, batch_size=8, meanwhile=lambda: None):
+        """Interrupt a build of ``out`` after two parts; then build it whole, counting."""
+        monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
+        embedded.clear()
+        with pytest.raises(_Interrupted):
+            build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, encoder=encoder,
+                             show_progress=False)
+        assert read_meta(out) is None  # never taken for a finished build
+        meanwhile()
+        monkeypatch.setattr(encoders, "embed", counted)
+        embedded.clear()
+        assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=batch_size,
+                                encoder=encoder, show_progress=False)
+
+    out = tmp_path / "dense"
+    interrupt_then_go_on(out)
     assert sum(embedded) == N - 16  # the two saved parts are not embedded again
     assert np.array_equal(np.load(out / "embeddings.npy"), np.load(built / "embeddings.npy"))
     assert read_meta(out)["count"] == N and not (out / "partial").exists()
 
     # the parts of another build (here: other batches) are set aside
-    monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
-    embedded.clear()
-    other = tmp_path / "other"
-    with pytest.raises(_Interrupted):
-        build_embeddings(ids, paragraphs, MINILM, other, batch_size=8, encoder=encoder,
-                         show_progress=False)
-    monkeypatch.setattr(encoders, "embed", counted)
-    embedded.clear()
-    assert build_embeddings(ids, paragraphs, MINILM, other, batch_size=10, encoder=encoder,
-                            show_progress=False)
+    interrupt_then_go_on(tmp_path / "other", batch_size=10)
     assert sum(embedded) == N
 
     # a damaged part is named, and the build goes on from the part before it
-    monkeypatch.setattr(encoders, "embed", interrupted_at_the_third_batch)
-    embedded.clear()
     damaged = tmp_path / "damaged"
-    with pytest.raises(_Interrupted):
-        build_embeddings(ids, paragraphs, MINILM, damaged, batch_size=8, encoder=encoder,
-                         show_progress=False)
-    (damaged / "partial" / "upto-00000016.npy").write_bytes(b"\x93NUMPY cut short")
-    monkeypatch.setattr(encoders, "embed", counted)
-    embedded.clear()
+    part = damaged / "partial" / "upto-00000016.npy"
     with caplog.at_level(logging.WARNING, logger=dense.log.name):
-        assert build_embeddings(ids, paragraphs, MINILM, damaged, batch_size=8,
-                                encoder=encoder, show_progress=False)
+        interrupt_then_go_on(damaged, meanwhile=lambda: part.write_bytes(b"\x93NUMPY cut short"))
     assert "upto-00000016.npy" in caplog.text
     assert sum(embedded) == N - 8
     assert np.array_equal(np.load(damaged / "embeddings.npy"), np.load(built / "embeddings.npy"))
