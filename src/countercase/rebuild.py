@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(table(args.root))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, yaml.YAMLError) as error:  # a report missing or damaged
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
