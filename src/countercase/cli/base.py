@@ -25,6 +25,9 @@ INDEX_DIR_OPTION = typer.Option(layout.INDEX, help="Output of the index stage.")
 DENSE_DIR_OPTION = typer.Option(layout.DENSE, help="Output of the embed stage.")
 CHUNKS_OPTION = typer.Option(layout.CHUNKS)
 METADATA_OPTION = typer.Option(layout.METADATA)
+AILA_OPTION = typer.Option(layout.AILA, help="The AILA 2019 folder (topics, qrels, statutes).")
+CITATIONS_OPTION = typer.Option(layout.CITATIONS,
+                                help="The citation collection (stage citations).")
 # where the traceback of a bug goes (the one line on the terminal names it)
 CRASH_LOG = Path(".cache/countercase/last-error.log")
 

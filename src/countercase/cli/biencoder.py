@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import PARAMS_OPTION, app, require, require_folder, write_json
+from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, app, require, require_folder,
+                                  write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -19,7 +20,7 @@ log = logging.getLogger("countercase")
 def train_biencoder(
     groups: Path = typer.Option(layout.RERANKER_GROUPS,
                                 help="The mined citation groups (stage train_reranker)."),
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    citations: Path = CITATIONS_OPTION,
     out: Path = typer.Option(layout.BIENCODER),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     params_path: Path = PARAMS_OPTION,

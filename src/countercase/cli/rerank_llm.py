@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
+from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
                                   write_json)
 from countercase.config import load_params
@@ -19,7 +19,7 @@ log = logging.getLogger("countercase")
 
 @app.command("rerank-llm")
 def rerank_llm(
-    aila_dir: Path = typer.Option(layout.AILA),
+    aila_dir: Path = AILA_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,

@@ -10,8 +10,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
-                                  require_folder, write_json)
+from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
+                                  require, require_folder, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -24,7 +24,7 @@ def train_reranker(
     index_dir: Path = typer.Option(layout.INDEX, help="Index stage output."),
     dense_dir: Path = typer.Option(layout.DENSE,
                                    help="Embed stage output (optional: BM25 negatives only)."),
-    aila_dir: Path = typer.Option(layout.AILA),
+    aila_dir: Path = AILA_OPTION,
     citations: Path = typer.Option(layout.CITATIONS,
                                    help="The citation collection (stage citations): its dev "
                                         "queries choose, its held-out ones never train."),
@@ -67,7 +67,7 @@ def train_reranker(
 def citations(
     documents: Path = typer.Option(layout.DOCUMENTS),
     extract_dir: Path = typer.Option(layout.EXTRACT, help="Extract stage output."),
-    aila_dir: Path = typer.Option(layout.AILA),
+    aila_dir: Path = AILA_OPTION,
     out: Path = typer.Option(layout.CITATIONS),
     metrics: Optional[Path] = typer.Option(None, help="Write the collection's counts here (JSON)."),
     params_path: Path = PARAMS_OPTION,

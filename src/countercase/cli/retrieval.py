@@ -10,12 +10,20 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  require, require_folder, write_json)
+from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
+                                  DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
+                                  PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
+                                  require_folder, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
+# what the scoring commands (evaluate, regress) run the conditions with
+VARIANT_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS,
+                                        help="Judgments to cut the chunking variants from.")
+CHOICE_OPTION = typer.Option(layout.TUNING_CHOICE,
+                             help="The tune stage's choice, which the lever conditions run with.")
+FT_CHOICE_OPTION = typer.Option(layout.TUNING_FT_CHOICE,
+                                help="The tune_ft stage's choice (the fine-tuned encoder).")
 
 
 @app.command()
@@ -180,20 +188,18 @@ def evaluate(
         [], help="aila2019-task1, aila2019-task2 and/or citations (the citation collection's "
                  "held-out half; default: all three)."),
     condition: list[str] = typer.Option([], help="Conditions to run (default: all)."),
-    aila_dir: Path = typer.Option(layout.AILA),
+    aila_dir: Path = AILA_OPTION,
     docs: Optional[Path] = typer.Option(None, help="Another collection: documents JSONL."),
     topics: Optional[Path] = typer.Option(None, help="Its topics: qid<TAB>text."),
     qrels: Optional[Path] = typer.Option(None, help="Its qrels (TREC format)."),
     out: Path = typer.Option(layout.EVALUATE),
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
-    choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice (levers)."),
-    ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
-                                   help="The tune_ft stage's choice (the fine-tuned encoder)."),
+    citations: Path = CITATIONS_OPTION,
+    choice: Path = CHOICE_OPTION,
+    ft_choice: Path = FT_CHOICE_OPTION,
     metrics: Optional[Path] = typer.Option(None, help="Write the scores here (JSON)."),
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
-    documents: Path = typer.Option(layout.DOCUMENTS,
-                                   help="Judgments to cut the chunking variants from."),
+    documents: Path = VARIANT_DOCUMENTS_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -279,17 +285,13 @@ def regress(
         None, help="Score the run files here (the evaluate stage's out) instead of re-running."),
     regressions: Path = typer.Option(layout.REGRESSIONS, help="The regression files."),
     metrics: Optional[Path] = typer.Option(None, help="Write the verification here (JSON)."),
-    aila_dir: Path = typer.Option(layout.AILA),
-    documents: Path = typer.Option(layout.DOCUMENTS,
-                                   help="Judgments to cut the chunking variants from."),
+    aila_dir: Path = AILA_OPTION,
+    documents: Path = VARIANT_DOCUMENTS_OPTION,
     variants_dir: Path = typer.Option(layout.EVALUATE / "chunkings",
                                       help="Where the chunking variants are built."),
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
-    choice: Path = typer.Option(layout.TUNING_CHOICE,
-                                help="The tune stage's choice, which the lever conditions run "
-                                     "with (when scoring again, without --runs)."),
-    ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
-                                   help="The tune_ft stage's choice (the fine-tuned encoder)."),
+    citations: Path = CITATIONS_OPTION,
+    choice: Path = CHOICE_OPTION,
+    ft_choice: Path = FT_CHOICE_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -356,8 +358,8 @@ def _print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 @app.command()
 def tune(
-    aila_dir: Path = typer.Option(layout.AILA),
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage citations)."),
+    aila_dir: Path = AILA_OPTION,
+    citations: Path = CITATIONS_OPTION,
     out: Path = typer.Option(layout.metrics("tuning")),
     choice: Path = typer.Option(layout.TUNING_CHOICE, help="Where the choice and its rule go."),
     index_dir: Path = INDEX_DIR_OPTION,
@@ -368,8 +370,6 @@ def tune(
 ) -> None:
     """The tuning grids: precedents on the citation collection's tuning half (AILA_Q1..Q10
     beside it), statutes on AILA_Q1..Q10; the choice written before any test is scored."""
-    import yaml
-
     from countercase.datasets import load
     from countercase.datasets.citations import read_citations
     from countercase.evaluate.tuning import choice as chosen, tune_precedents, tune_statutes
@@ -386,22 +386,19 @@ def tune(
               "statutes": tune_statutes(statutes, params, paths)}
     write_json(out, report)
     picked = chosen(report, tuning, statutes)
-    choice.parent.mkdir(parents=True, exist_ok=True)
-    choice.write_text("# Written by `countercase tune` (stage tune) before the test queries are "
-                      "scored; the grids are in\n# metrics/tuning.json. The retrieve parameters "
-                      "are copied into params.yaml by hand.\n"
-                      + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
+    _write_choice(choice, picked, "`countercase tune` (stage tune)", "grids are in\n# "
+                  "metrics/tuning.json. The retrieve parameters are copied into params.yaml by hand")
     log.info("tune: %s", picked)
 
 
 @app.command("tune-ft")
 def tune_ft(
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage citations)."),
+    citations: Path = CITATIONS_OPTION,
     split: Path = typer.Option(layout.BIENCODER_SPLIT,
                                help="The fine-tuned encoder's train and dev queries (stage "
                                     "train_biencoder)."),
     ft_dense: Path = typer.Option(layout.DENSE_FT, help="Its embeddings (stage embed_ft)."),
-    choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice."),
+    choice: Path = CHOICE_OPTION,
     out: Path = typer.Option(layout.metrics("tuning_ft")),
     ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
                                    help="Where the weight and its rule go."),
@@ -413,8 +410,6 @@ def tune_ft(
 ) -> None:
     """The fine-tuned encoder's fusion weight, chosen on the dev queries it never trained on;
     the choice written before any test is scored."""
-    import yaml
-
     from countercase.datasets import load
     from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
@@ -435,11 +430,18 @@ def tune_ft(
                          ft_dense, LeverSource.read(choice, citations))
     write_json(out, report)
     picked = choice_ft(report, dev)
-    ft_choice.parent.mkdir(parents=True, exist_ok=True)
-    ft_choice.write_text("# Written by `countercase tune-ft` (stage tune_ft) before the test "
-                         "queries are scored; the grid is in\n# metrics/tuning_ft.json.\n"
-                         + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
+    _write_choice(ft_choice, picked, "`countercase tune-ft` (stage tune_ft)",
+                  "grid is in\n# metrics/tuning_ft.json")
     log.info("tune-ft: %s", picked)
+
+
+def _write_choice(path: Path, picked: dict, writer: str, where: str) -> None:
+    """A choice file: the chosen values and their rule, headed by who wrote it and when."""
+    import yaml
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# Written by {writer} before the test queries are scored; the {where}.\n"
+                    + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
 
 
 def _print_scores(scores: dict) -> None:
