@@ -130,6 +130,24 @@ def test_the_paper_cites_only_what_its_bibliography_holds():
     assert front["bibliography"] == "references.bib" and {"html", "typst"} <= set(front["format"])
 
 
+def test_the_abstract_claims_only_what_the_committed_scores_show():
+    """The abstract is prose (no cell can compute it): its two findings are checked against the
+    stage outputs, so a rebuild that turns one of them fails here instead of in a reader."""
+    import yaml
+
+    abstract = " ".join(split_front_matter(
+        (ROOT / "paper" / "paper.qmd").read_text(encoding="utf-8"))[0]["abstract"].split())
+    retrieval = json.loads((ROOT / "metrics" / "retrieval.json").read_text())
+    track = yaml.safe_load((ROOT / "paper" / "aila2019_track.yaml").read_text())
+    beaten = [retrieval[f"aila2019-{task}"]["full"]["MAP"] > track[task]["MAP"]
+              for task in ("task1", "task2")]
+    assert ("beat the track's best runs" in abstract) == all(beaten), beaten
+    validity = json.loads((ROOT / "metrics" / "counterfactual.json").read_text())["validity"]
+    primary = validity["by_condition"][validity["primary"]]
+    if "largely negative" in abstract:
+        assert primary["p_value"] >= 0.05 or primary["ratio"] < 1.5, primary
+
+
 def test_the_earlier_runs_the_paper_compares_with_are_verbatim_stage_outputs():
     import yaml
 
