@@ -1,0 +1,470 @@
+"""The README's measured numbers, written from the pipeline's outputs.
+
+The README states results only inside blocks between ``<!-- measured:NAME -->`` and
+``<!-- /measured:NAME -->``; each block is made here from the files a ``dvc repro`` writes
+(``metrics/``, ``configs/``, ``paper/aila2019_track.yaml``), so no number in it is typed by hand
+and none can drift from the run it reports. ``python -m countercase.readme`` rewrites the blocks;
+``--check`` rewrites nothing and exits 1 naming each block that differs from what the files say
+(a test runs it on the committed files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from countercase.rebuild import table as rebuild_table
+from countercase.stage_times import markdown as stage_table
+
+BLOCK = re.compile(r"(<!-- measured:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
+                   r"(<!-- /measured:(?P=name) -->)", re.DOTALL)
+
+
+class Outputs:
+    """The pipeline's outputs under ``root``; a missing file reads as None (its rows say so)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def json(self, relative: str) -> Any:
+        path = self.root / relative
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    def metric(self, name: str) -> Any:
+        return self.json(f"metrics/{name}")
+
+    def yaml(self, relative: str) -> Any:
+        path = self.root / relative
+        return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _f(value: float, digits: int = 4) -> str:
+    return f"{value:.{digits}f}"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}"
+
+
+def _test(significance: dict, reference: str, condition: str) -> str:
+    """``condition`` against ``reference`` in an evaluation.json ``significance`` (MAP)."""
+    found = significance.get("MAP", {}).get(reference, {}).get(condition)
+    if not found:
+        return "not tested"
+    return f"Holm t p {_p(found['t_p_holm'])}, Wilcoxon {_p(found['wilcoxon_p_holm'])}"
+
+
+# -- the rows of the results table: (what, value, files), or None when the stage has not run --
+
+def _corpus(o: Outputs) -> list[tuple[str, str, str]]:
+    ingest, extraction = o.metric("ingest.json"), o.metric("extraction.json")
+    if not (ingest and extraction):
+        return []
+    ex, meta, seg = extraction["extract"], extraction["metadata"], extraction["segmentation"]
+    per_source = ingest["documents_per_source"]
+    return [
+        ("judgments ingested", f"{per_source['aila_text']:,} AILA + {per_source['pdf']} PDFs "
+         f"({ingest['pdf_pages']} pages), {ingest['n_failures']} failures; "
+         f"{ingest['n_pdf_repaired']} damaged PDFs repaired", "`metrics/ingest.json`"),
+        (f"chunks ({extraction['chunking']['chunk_size']} word pieces, overlap "
+         f"{extraction['chunking']['chunk_overlap']})",
+         f"{ex['n_chunks']:,}; {ex['encoder_truncation']['n_chunks_truncated']} truncated by the "
+         f"{ex['encoder_truncation']['max_length']}-piece encoder",
+         "`metrics/extraction.json` (`extract`)"),
+        ("statute table", f"{ex['n_statute_sections']:,} provisions of "
+         f"{len(ex['statute_sections_per_act'])} acts", "idem"),
+        (f"metadata vs. the gold sample ({meta['n_gold']} judgments)",
+         f"date {_f(meta['date']['accuracy'], 2)}, outcome {_f(meta['outcome']['accuracy'], 2)}, "
+         f"act sections P {_f(meta['act_sections']['precision'], 2)} / R "
+         f"{_f(meta['act_sections']['recall'], 2)} (exact set "
+         f"{_f(meta['act_sections']['exact_set_accuracy'], 2)}), judges named in the text P "
+         f"{_f(meta['judges_text_only']['precision'], 2)} / R "
+         f"{_f(meta['judges_text_only']['recall'], 2)}",
+         "`metrics/extraction.json` (`metadata`)"),
+        ("segmentation vs. rhetorical roles", "span accuracy BUILD "
+         f"{_f(seg['ablation']['final']['build'], 2)}, Paheli "
+         f"{_f(seg['ablation']['final']['paheli'], 2)} (the plan's rule alone: "
+         f"{_f(seg['baseline']['build']['accuracy'], 2)} / "
+         f"{_f(seg['baseline']['paheli']['accuracy'], 2)})",
+         "`metrics/extraction.json` (`segmentation`)"),
+    ]
+
+
+def _aila(o: Outputs) -> list[tuple[str, str, str]]:
+    retrieval, evaluation = o.metric("retrieval.json"), o.metric("evaluation.json")
+    track = o.yaml("paper/aila2019_track.yaml")
+    if not (retrieval and evaluation and track):
+        return []
+    rows = []
+    for task, what in (("task1", "precedents"), ("task2", "statutes")):
+        scores = retrieval[f"aila2019-{task}"]
+        tests = evaluation[f"aila2019-{task}"]["significance"]
+        full, best = scores["full"], track[task]
+        measures = [m for m in ("MAP", "P@10", "BPREF", "RR") if m in full]
+        beside = [f"`{c}` {_f(scores[c]['MAP'])} ({_test(tests, c, 'full')})"
+                  for c in ("no_rerank", "bm25_docs", "full_aila_tuned") if c in scores]
+        rows.append((f"Task {task[-1]} ({what}), AILA_Q11..Q50, `full`",
+                     ", ".join(f"{m} {_f(full[m])}" for m in measures)
+                     + f" (the track's best run: {', '.join(str(best[m]) for m in measures)}); "
+                     + "; ".join(beside), "`metrics/retrieval.json`, `metrics/evaluation.json`"))
+    return rows
+
+
+def _citations(o: Outputs) -> list[tuple[str, str, str]]:
+    retrieval, evaluation, tuning = (o.metric("retrieval.json"), o.metric("evaluation.json"),
+                                     o.metric("tuning.json"))
+    collection = o.metric("citations.json")
+    if not (retrieval and evaluation and tuning and collection):
+        return []
+    best = {name: grid["best"] for name, grid in tuning["precedents"].items()}
+    held, tests = retrieval["citations"], evaluation["citations"]["significance"]
+    task1 = retrieval["aila2019-task1"]
+    levers = [c for c in ("bm25_docs", "full_docs", "full_docs_prior", "tuned_ft") if c in held]
+    return [(
+        f"citation collection ({collection['queries']['tuning']} tuning and "
+        f"{collection['queries']['heldout']} held-out masked corpus judgments citing earlier ones)",
+        f"tuning half MAP: pipeline {_f(best['pipeline']['tuning_MAP'], 3)}, passages pooled by "
+        f"{best['passages']['pool']} {_f(best['passages']['tuning_MAP'], 3)}, judgment-level BM25 "
+        f"(k1 {best['docs']['k1']}, b {best['docs']['b']}) {_f(best['docs']['tuning_MAP'], 3)}, "
+        f"fused with the pipeline {_f(best['docs_fusion']['tuning_MAP'], 3)}, with the citation "
+        f"prior {_f(best['prior']['tuning_MAP'], 3)}. Held-out half: `full` "
+        f"{_f(held['full']['MAP'])}; "
+        + "; ".join(f"`{c}` {_f(held[c]['MAP'])} ({_test(tests, 'full', c)})" for c in levers)
+        + ". The same levers on AILA_Q11..Q50 Task 1 against `full` "
+        f"{_f(task1['full']['MAP'])}: "
+        + "; ".join(f"`{c}` {_f(task1[c]['MAP'])}" for c in levers if c in task1),
+        "`metrics/tuning.json`, `configs/tuning_choice.yaml`, `metrics/retrieval.json`")]
+
+
+def _latency(o: Outputs) -> list[tuple[str, str, str]]:
+    latency = o.metric("latency.json")
+    if not latency:
+        return []
+    ms = {name: c["stages_ms"]["total"] for name, c in latency["conditions"].items()}
+    rerank = ms.get("precedents_rerank_top20")
+    warm = ms.get("precedents_rerank_top20_warm_cache")
+    return [(f"retrieval latency, {latency['n_queries']} AILA queries",
+             f"precedents p50 {ms['precedents']['p50']:.0f} ms / p95 {ms['precedents']['p95']:.0f} "
+             f"ms; statutes p50 {ms['statutes']['p50']:.0f} ms"
+             + (f"; with the domain reranker on the top 20 p50 {rerank['p50'] / 1000:.2f} s"
+                if rerank else "")
+             + (f", {warm['p50']:.0f} ms on a repeated query (answers cached)" if warm else ""),
+             "`metrics/latency.json`")]
+
+
+def _facts(o: Outputs) -> list[tuple[str, str, str]]:
+    sheets, ner = o.metric("factsheets.json"), o.metric("ner.json")
+    if not sheets:
+        return []
+    rules, rows = sheets["rules"]["judgments"], []
+    rows.append((f"rule fact sheets, {rules['n']:,} judgments",
+                 f"sections in {_pct(rules['with_sections'])} of the judgments' facts, evidence "
+                 f"items in {_pct(rules['with_evidence'])}, amounts {_pct(rules['with_amounts'])}, "
+                 f"ages {_pct(rules['with_ages'])}", "`metrics/factsheets.json`"))
+    llm = sheets.get("llm", {})
+    if llm.get("status") == "run":
+        rows.append((f"LLM fact sheets ({llm['n']} cases)",
+                     f"valid JSON {_pct(llm['valid_first_try'])} on the first try, "
+                     f"{_pct(llm['valid_after_retry'])} after a retry; {llm['ungrounded_values']} "
+                     "values not found in the text dropped", "`metrics/factsheets.json` (`llm`)"))
+    if ner:
+        dev = ner["dev"]
+        rows.append(("legal entity tagger (MiniLM-L6 on InLegalNER, dev set)",
+                     "strict F1 " + ", ".join(f"{label} {_f(dev[label]['f1'], 3)}" for label in
+                                              ("PROVISION", "STATUTE", "PETITIONER", "RESPONDENT"))
+                     + f", micro {_f(dev['micro']['f1'], 3)}", "`metrics/ner.json`"))
+    entities = sheets.get("entities")
+    if entities:
+        per_label = entities["per_label"]
+        rows.append((f"entity tags ({entities['n_queries']} queries + {entities['n_judgments']} "
+                     "judgments' facts)",
+                     ", ".join(f"{n:,} {label}" for label, n in
+                               sorted(per_label.items(), key=lambda kv: -kv[1]))
+                     + f" ({entities['ner_agreeing_with_rules']['LEGAL_SECTION']} LEGAL_SECTION "
+                     "tags agreeing with the section rules)",
+                     "`metrics/factsheets.json` (`entities`)"))
+    return rows
+
+
+def _learned(o: Outputs) -> list[tuple[str, str, str]]:
+    rows = []
+    reranker, params = o.metric("reranker.json"), o.yaml("params.yaml")
+    if reranker and params:
+        training, valid = reranker["training"], reranker["validation"]
+        w = valid["best_first_stage_weight"]
+        rows.append((
+            "domain reranker (citation-trained MiniLM-L6 cross-encoder, "
+            f"{params['reranker']['max_length']} word pieces)",
+            f"{reranker['mined']['cited_pairs_resolved']:,} citing-cited pairs; "
+            f"{reranker['groups_trained_on']:,} groups, {training['steps']} steps (loss "
+            f"{training['loss_first_window']} -> {training['loss_last_window']}); checkpoint step "
+            f"{training['best']['step']} chosen on the dev queries (MAP "
+            f"{_f(training['best']['MAP'])}); int8 alone {_f(valid['onnx_int8']['MAP'])}, "
+            f"blended with the first stage at w {w} "
+            f"{_f(valid['first_stage_weight'][str(w)]['MAP'])} against `no_rerank` "
+            f"{_f(valid['no_rerank']['MAP'])}: `use_rerank` {params['retrieve']['use_rerank']}",
+            "`metrics/reranker.json`"))
+    biencoder, ft = o.metric("biencoder.json"), o.metric("tuning_ft.json")
+    if biencoder:
+        rows.append((
+            f"dense encoder fine-tuned on citation pairs ({biencoder['pairs']['train']} pairs of "
+            f"{biencoder['queries']['train']} tuning queries, "
+            f"{biencoder['training']['steps']} steps)",
+            f"dev MAP {_f(biencoder['dev_MAP']['untrained'], 3)} as packaged -> "
+            f"{_f(biencoder['dev_MAP']['chosen'], 3)}"
+            + (f"; its weight in the configured pipeline, chosen on the {ft['dev_queries']} dev "
+               f"queries: {ft['weight']}" if ft else ""),
+            "`metrics/biencoder.json`, `metrics/tuning_ft.json`"))
+    llm = o.metric("rerank_llm.json")
+    if llm:
+        parts = []
+        for task, found in llm["tasks"].items():
+            scores, test = found["scores"], found["significance"]["MAP"]
+            parts.append(f"{task}: MAP {_f(scores['llm']['MAP'])} against "
+                         f"{_f(scores['no_rerank']['MAP'])} without it (t p {_p(test['t_p'])}), "
+                         f"{found['cost']['model_seconds_per_query']:.1f} s a query")
+        rows.append((f"LLM pointwise reranker (top {llm['depth']})", "; ".join(parts),
+                     "`metrics/rerank_llm.json`"))
+    return rows
+
+
+def _counterfactual(o: Outputs) -> list[tuple[str, str, str]]:
+    adjacency, cf = o.metric("adjacency.json"), o.metric("counterfactual.json")
+    rows = []
+    if adjacency:
+        rows.append(("section adjacency map", f"{adjacency['n_edges']:,} edges over "
+                     f"{adjacency['n_sections']:,} sections ("
+                     + ", ".join(f"{kind.replace('_', ' ')} {n:,}"
+                                 for kind, n in adjacency["edges_per_kind"].items()) + ")",
+                     "`metrics/adjacency.json`"))
+    if not cf:
+        return rows
+    corpus = cf["corpus_trees"]
+    rows.append((f"perturbation trees ({cf['n_trees']} AILA queries)",
+                 f"{cf['n_nodes']:,} nodes; mean displacement per edge: "
+                 + ", ".join(f"{t} {v:.2f}" for t, v in sorted(
+                     cf["sensitivity_per_fact_type"].items(), key=lambda kv: -kv[1]))
+                 + f"; {corpus['n_trees']} corpus-case trees add {corpus['n_nodes']:,} nodes",
+                 "`metrics/counterfactual.json`"))
+    v = cf["validity"]
+    primary, field = v["by_condition"][v["primary"]], v["by_condition"].get("field/tuned")
+    rows.append((f"counterfactual validity ({v['n_cases']} corpus cases with operative and "
+                 "placebo edges)",
+                 f"primary ({v['primary']}): operative {primary['operative_mean_paired']:.2f} "
+                 f"against placebo {primary['placebo_mean_paired']:.2f} ranks (cases with both), "
+                 f"ratio {primary['ratio']:.2f}, "
+                 f"Wilcoxon p {_p(primary['p_value'])}"
+                 + (f"; field granularity {field['ratio']:.2f} (p {_p(field['p_value'])})"
+                    if field else "")
+                 + f"; gold dispositive facts ({v['gold']['n_cases']} judgments): Spearman "
+                 f"{v['gold']['spearman']:.2f} (95% CI {v['gold']['ci95'][0]:.2f} to "
+                 f"{v['gold']['ci95'][1]:.2f})", "`metrics/counterfactual.json` (`validity`)"))
+    return rows
+
+
+def _explained(o: Outputs) -> list[tuple[str, str, str]]:
+    check, explained, topology = (o.metric("llm_check.json"), o.metric("explanations.json"),
+                                  o.metric("topology.json"))
+    rows = []
+    if check:
+        low, high = check["acceptance_ci95"]
+        rows.append(("LLM check of root perturbations", f"accepts {check['acceptance_rate']:.3f} "
+                     f"(95% CI {low:.2f} to {high:.2f}); on the blind sample it agrees with "
+                     f"annotator A {check['agreement']['llm_vs_A']['accepted']['accuracy']:.2f}, "
+                     f"B {check['agreement']['llm_vs_B']['accepted']['accuracy']:.2f} (the "
+                     "annotators with each other "
+                     f"{check['agreement']['between_annotators']['accepted']['accuracy']:.2f})",
+                     "`metrics/llm_check.json`"))
+    if explained:
+        rows.append((f"explanations ({explained['trees']} trees, {explained['nodes']:,} nodes)",
+                     f"{explained['sentences']:,} sentences ({explained['claims']:,} claims), each "
+                     f"re-verified against its sources: faithfulness {explained['faithfulness']}",
+                     "`metrics/explanations.json`"))
+    if topology:
+        r = {k: topology[f"robustness_vs_{k}"] for k in ("indegree", "constitutional", "bench")}
+        rows.append(("precedent robustness across trees",
+                     f"{topology['precedents']['n']} root precedents keep their place in "
+                     f"{topology['precedents']['mean_robustness']:.2f} of a tree's nodes; Spearman "
+                     "against " + ", ".join(
+                         f"{k} {x['spearman']:.2f} ({x['ci'][0]:.2f} to {x['ci'][1]:.2f}, "
+                         f"n {x['n']})" for k, x in r.items()), "`metrics/topology.json`"))
+    explorer = o.metric("timing/explorer.json")
+    if explorer:
+        edit = explorer["edit_to_redraw_seconds"]
+        rows.append(("explorer: an edit to the redrawn page", f"p50 {edit['p50']:.2f} s, p95 "
+                     f"{edit['p95']:.2f} s over {edit['n']} edits (target "
+                     f"{explorer['target_seconds']} s)", "`metrics/timing/explorer.json`"))
+    return rows
+
+
+def _machine(o: Outputs) -> list[tuple[str, str, str]]:
+    rows = []
+    embed = o.metric("timing/embed.json")
+    if embed:
+        cpu = embed.get("cpu", {})
+        rows.append((f"dense embeddings, MiniLM {embed['precision']}",
+                     f"{embed['precedents_seconds'] / 60:.0f} min at "
+                     f"{embed['precedents_passages_per_second']} passages/s"
+                     + (f" ({cpu['model']}, {cpu['capability']}, native bfloat16: "
+                        f"{'yes' if cpu['native_bf16'] else 'no'})" if cpu else ""),
+                     "`metrics/timing/embed.json`"))
+    encoder = o.metric("timing/encoder.json")
+    if encoder:
+        ways = encoder["precisions"]
+        rows.append((f"the encoder's precisions ({encoder['n_chunks']} chunks, "
+                     f"{encoder['threads']} threads)",
+                     "passages/s " + ", ".join(f"{w} {x['passages_per_second']}"
+                                               for w, x in ways.items())
+                     + "; cosine to float32 " + ", ".join(
+                         f"{w} {x['cosine_to_float32_mean']}" for w, x in ways.items()
+                         if w != "float32"),
+                     "`metrics/timing/encoder.json`"))
+    inputs = o.metric("timing/inputs.json")
+    if inputs:
+        big = 4 * inputs["n"]
+        rows.append((f"hostile inputs (`python -m countercase.bench_inputs`, each case at "
+                     f"{inputs['n']:,} and {big:,})",
+                     "; ".join(f"{case.replace('_', ' ')} {c[f'seconds_{big}']} s and "
+                               f"{c[f'peak_mb_{big}']} MB ({c['growth']}x its time at "
+                               f"{inputs['n']:,})" for case, c in inputs["cases"].items()),
+                     "`metrics/timing/inputs.json`"))
+    threads = o.metric("timing/threads.json")
+    if threads:
+        step = threads["seconds_per_step"]
+        rows.append((f"a MiniLM-sized training step, {threads['threads']} threads "
+                     "(`python -m countercase.threads`)",
+                     f"quiet {step['default_quiet']} s with libgomp's default, "
+                     f"{step['passive_quiet']} s with `OMP_WAIT_POLICY=PASSIVE` (the package's "
+                     f"default); beside {threads['busy_processes']} busy processes "
+                     f"{step['default_busy']} s against {step['passive_busy']} s",
+                     "`metrics/timing/threads.json`"))
+    return rows
+
+
+SECTIONS: tuple[Callable[[Outputs], list[tuple[str, str, str]]], ...] = (
+    _corpus, _aila, _citations, _latency, _facts, _learned, _counterfactual, _explained, _machine)
+
+
+def results(o: Outputs) -> str:
+    rows = [row for section in SECTIONS for row in section(o)]
+    if not rows:
+        return "*no stage has written its metrics yet: `dvc repro`*\n"
+    return ("| what | value | file |\n|---|---|---|\n"
+            + "\n".join(f"| {what} | {value} | {where} |" for what, value, where in rows) + "\n")
+
+
+def stage_times(o: Outputs) -> str:
+    table = o.metric("timing/summary.json")
+    return stage_table(table) + "\n" if table else "*no stage has run yet*\n"
+
+
+def scaleout(o: Outputs) -> str:
+    """The sharded dataflow on 1 and 2 workers, the dense index at corpus scale and the
+    capacity plan (``python -m countercase.scaleout.bench``)."""
+    scale = o.metric("scaleout.json")
+    if not scale:
+        return "*not measured yet: `python -m countercase.scaleout.bench`*\n"
+    one, two, by_phase = scale["workers_1"], scale["workers_2"], scale["speedup_2_workers_by_phase"]
+    phases = [
+        (f"judgments: extract, fact sheets, chunking (AILA, {one['aila_judgments']:,})",
+         f"{one['aila_judgments_per_second']} /s", f"{two['aila_judgments_per_second']} /s",
+         by_phase["judgments_aila"]),
+        (f"PDFs read, extracted, chunked ({one['pdf_documents']} real PDFs, "
+         f"{one['pdf_pages']} pages)", f"{one['pdf_pages_per_second']} pages/s",
+         f"{two['pdf_pages_per_second']} pages/s", by_phase["judgments_pdfs"]),
+        (f"embedding (first {one['embed_chunks']:,} chunks)", f"{one['passages_per_second']} /s",
+         f"{two['passages_per_second']} /s", by_phase["embedding"]),
+        ("the whole dataflow (sum of the phases)", f"{one['total_seconds']:.0f} s",
+         f"{two['total_seconds']:.0f} s", f"**{scale['speedup_2_workers']}** (ideal 2)")]
+    dense, plan = scale["dense_index"], scale["capacity"]
+    at_scale = dense["at_corpus_scale"]
+    hours = "; ".join(f"{n} worker(s): {h['total_hours']} h (PDFs and extract "
+                      f"{h['pdf_reading_and_extract']} h, embedding {h['embedding']} h)"
+                      for n, h in plan["hours_by_workers"].items())
+    return (
+        "| phase | 1 worker | 2 workers | speed-up |\n|---|---:|---:|---:|\n"
+        + "".join(f"| {what} | {a} | {b} | {x} |\n" for what, a, b, x in phases)
+        + f"\nThe dense index at corpus scale (the stored {dense['vectors']:,} embeddings, the "
+        f"{dense['queries']} AILA queries, {dense['threads']} thread(s)):\n\n"
+        "| index | recall@100 vs exact | p50 ms/query | memory MB | build s |\n"
+        "|---|---:|---:|---:|---:|\n"
+        + "".join(f"| {i['index']} | {i['recall_at_100']} | {i['latency_ms_p50']} | "
+                  f"{i['memory_mb']} | {i.get('build_seconds', '')} |\n" for i in dense["indexes"])
+        + f"\nBy the rule written before the measurement (exact search while its latency "
+        f"projected to the whole corpus stays under {at_scale['budget_ms']:.0f} ms, else the "
+        f"fastest index with recall@100 of at least {at_scale['min_recall']}): exact search "
+        f"projects to {at_scale['projected_exact_ms_p50']} ms a query at {plan['chunks']:,} "
+        f"chunks, so the choice is **{at_scale['chosen']}**.\n\n"
+        f"**Capacity plan for the open dataset** ({plan['judgments']:,} judgments; "
+        f"{plan['pages_per_judgment']} pages a judgment as in the real PDFs, "
+        f"{plan['chunks_per_judgment']} chunks as in AILA's judgments), from the 1-worker costs "
+        f"and the measured 2-worker efficiency ({plan['parallel_efficiency']}), assumed to hold "
+        f"on more workers (only 2 cores could be measured here): {hours}. The bottleneck is "
+        f"{plan['bottleneck'].replace('_', ' ')}. Beside the PDFs: about "
+        f"{plan['chunk_table_gb']} GB of chunk table and {plan['vectors_gb']} GB of vectors "
+        "(also the memory of the exact index).\n")
+
+
+def rebuild(o: Outputs) -> str:
+    try:
+        return rebuild_table(o.root) + "\n"
+    except FileNotFoundError as missing:
+        return f"*{missing}*\n"
+
+
+BLOCKS: dict[str, Callable[[Outputs], str]] = {"results": results, "stage_times": stage_times,
+                                               "rebuild": rebuild, "scaleout": scaleout}
+
+
+def render(text: str, o: Outputs) -> str:
+    """``text`` (a README) with every measured block made anew from ``o``."""
+    def fill(match: re.Match) -> str:
+        name = match["name"]
+        if name not in BLOCKS:
+            raise ValueError(f"unknown measured block {name!r} (known: {', '.join(BLOCKS)})")
+        return match[1] + BLOCKS[name](o) + match[4]
+    return BLOCK.sub(fill, text)
+
+
+def stale(text: str, o: Outputs) -> list[str]:
+    """The names of the blocks of ``text`` that differ from what ``o`` says."""
+    fresh = {m["name"]: m["body"] for m in BLOCK.finditer(render(text, o))}
+    return [m["name"] for m in BLOCK.finditer(text) if fresh[m["name"]] != m["body"]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=Path("."), help="The repository.")
+    parser.add_argument("--check", action="store_true",
+                        help="Rewrite nothing; exit 1 if a block differs from the outputs.")
+    args = parser.parse_args(argv)
+    readme = args.root / "README.md"
+    try:
+        text = readme.read_text(encoding="utf-8")
+        outputs = Outputs(args.root)
+        if args.check:
+            names = stale(text, outputs)
+            if names:
+                print(f"{readme}: block(s) {', '.join(names)} differ from the outputs: run "
+                      "`python -m countercase.readme`", file=sys.stderr)
+                return 1
+            return 0
+        readme.write_text(render(text, outputs), encoding="utf-8")
+    except (OSError, ValueError, KeyError, yaml.YAMLError) as error:
+        print(f"error: {readme}: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
