@@ -176,7 +176,8 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
         rows.append((f"LLM fact sheets ({llm['n']} cases)",
                      f"valid JSON {_pct(llm['valid_first_try'])} on the first try, "
                      f"{_pct(llm['valid_after_retry'])} after a retry; {llm['ungrounded_values']} "
-                     "values not found in the text dropped", "`metrics/factsheets.json` (`llm`)"))
+                     f"values not found in the text dropped; {llm['seconds_per_case']} s a case "
+                     "when answered afresh (cached after)", "`metrics/factsheets.json` (`llm`)"))
     if ner:
         dev = ner["dev"]
         rows.append(("legal entity tagger (MiniLM-L6 on InLegalNER, dev set)",
@@ -212,9 +213,17 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
             f"{_f(training['best']['MAP'])}); int8 alone {_f(valid['onnx_int8']['MAP'])}, "
             f"blended with the first stage at w {w} "
             f"{_f(valid['first_stage_weight'][str(w)]['MAP'])} against `no_rerank` "
-            f"{_f(valid['no_rerank']['MAP'])}: `use_rerank` {params['retrieve']['use_rerank']}",
+            f"{_f(valid['no_rerank']['MAP'])}: `use_rerank` {params['retrieve']['use_rerank']}"
+            + "".join(f"; {name} beside: {_f(found['onnx_int8']['MAP'])} against `no_rerank` "
+                      f"{_f(found['no_rerank']['MAP'])}"
+                      for name, found in _flat(reranker.get("scored_beside", {})).items()),
             "`metrics/reranker.json`"))
     biencoder, ft = o.metric("biencoder.json"), o.metric("tuning_ft.json")
+    retrieval = o.metric("retrieval.json") or {}
+    encoders = ("dense", "dense_ft", "hybrid_rrf", "hybrid_ft")
+    moved = [f"{name}: " + ", ".join(f"`{c}` {_f(scores[c]['MAP'])}" for c in encoders
+                                     if c in scores)
+             for name, scores in retrieval.items() if "dense_ft" in scores]
     if biencoder:
         rows.append((
             f"dense encoder fine-tuned on citation pairs ({biencoder['pairs']['train']} pairs of "
@@ -223,8 +232,9 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
             f"dev MAP {_f(biencoder['dev_MAP']['untrained'], 3)} as packaged -> "
             f"{_f(biencoder['dev_MAP']['chosen'], 3)}"
             + (f"; its weight in the configured pipeline, chosen on the {ft['dev_queries']} dev "
-               f"queries: {ft['weight']}" if ft else ""),
-            "`metrics/biencoder.json`, `metrics/tuning_ft.json`"))
+               f"queries: {ft['weight']}" if ft else "")
+            + "".join(f"; {m}" for m in moved),
+            "`metrics/biencoder.json`, `metrics/tuning_ft.json`, `metrics/retrieval.json`"))
     llm = o.metric("rerank_llm.json")
     if llm:
         parts = []
@@ -236,6 +246,14 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
         rows.append((f"LLM pointwise reranker (top {llm['depth']})", "; ".join(parts),
                      "`metrics/rerank_llm.json`"))
     return rows
+
+
+def _flat(tree: dict, prefix: str = "") -> dict[str, dict]:
+    """The leaves of ``scored_beside`` (collection/task/split) that hold scores, by path."""
+    if "no_rerank" in tree:
+        return {prefix.rstrip("/"): tree}
+    return {k: v for name, sub in tree.items() if isinstance(sub, dict)
+            for k, v in _flat(sub, f"{prefix}{name}/").items()}
 
 
 def _counterfactual(o: Outputs) -> list[tuple[str, str, str]]:
