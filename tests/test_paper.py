@@ -144,8 +144,10 @@ def test_the_abstract_claims_only_what_the_committed_scores_show():
     assert ("beat the track's best runs" in abstract) == all(beaten), beaten
     validity = json.loads((ROOT / "metrics" / "counterfactual.json").read_text())["validity"]
     primary = validity["by_condition"][validity["primary"]]
-    if "largely negative" in abstract:
-        assert primary["p_value"] >= 0.05 or primary["ratio"] < 1.5, primary
+    # the validity issue's target, set before the experiment: operative changes move the cited
+    # precedents at least three times as far as placebos, at p < 0.01
+    met = primary["ratio"] >= 3 and primary["p_value"] < 0.01
+    assert ("largely negative" in abstract) == (not met), primary
 
 
 def test_the_earlier_runs_the_paper_compares_with_are_verbatim_stage_outputs():

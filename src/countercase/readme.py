@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -48,6 +49,10 @@ def _f(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else f"{word}s"
+
+
 def _pct(value: float) -> str:
     return f"{value:.0%}"
 
@@ -56,12 +61,34 @@ def _p(value: float) -> str:
     return f"{value:.2g}"
 
 
-def _test(significance: dict, reference: str, condition: str) -> str:
-    """``condition`` against ``reference`` in an evaluation.json ``significance`` (MAP)."""
-    found = significance.get("MAP", {}).get(reference, {}).get(condition)
+def tested(found: dict | None) -> str:
+    """A paired test of ``metrics/evaluation.json`` (or of a stage that writes the same fields)
+    in words: its Holm-corrected p values, or why there are none."""
     if not found:
         return "not tested"
+    if found.get("t_p") is None:  # the two runs are the same on every query
+        return "identical runs"
+    if "t_p_holm" not in found:
+        return f"t p {_p(found['t_p'])}, Wilcoxon {_p(found['wilcoxon_p'])}"
     return f"Holm t p {_p(found['t_p_holm'])}, Wilcoxon {_p(found['wilcoxon_p_holm'])}"
+
+
+def _test(significance: dict, reference: str, condition: str) -> str:
+    """``condition`` against ``reference`` in an evaluation.json ``significance`` (MAP): Holm
+    corrects within each reference's family, so the reference comes first."""
+    return tested(significance.get("MAP", {}).get(reference, {}).get(condition))
+
+
+def _stale_reranker(o: Outputs) -> bool:
+    """Whether ``evaluate`` last ran with another reranker than the one ``train_reranker`` last
+    wrote (dvc.lock): its scores and the reranker's report then describe two models."""
+    lock = o.yaml("dvc.lock") or {}
+    stages = lock.get("stages", {})
+    def md5(entries, path):
+        return next((e.get("md5") for e in entries or [] if e.get("path") == path), None)
+    used = md5(stages.get("evaluate", {}).get("deps"), "data/processed/reranker")
+    made = md5(stages.get("train_reranker", {}).get("outs"), "data/processed/reranker")
+    return bool(used and made and used != made)
 
 
 # -- the rows of the results table: (what, value, files), or None when the stage has not run --
@@ -111,12 +138,16 @@ def _aila(o: Outputs) -> list[tuple[str, str, str]]:
         tests = evaluation[f"aila2019-{task}"]["significance"]
         full, best = scores["full"], track[task]
         measures = [m for m in ("MAP", "P@10", "BPREF", "RR") if m in full]
-        beside = [f"`{c}` {_f(scores[c]['MAP'])} ({_test(tests, c, 'full')})"
+        beside = [f"`{c}` {_f(scores[c]['MAP'])} ({_test(tests, 'full', c)})"
                   for c in ("no_rerank", "bm25_docs", "full_aila_tuned") if c in scores]
         rows.append((f"Task {task[-1]} ({what}), AILA_Q11..Q50, `full`",
                      ", ".join(f"{m} {_f(full[m])}" for m in measures)
                      + f" (the track's best run: {', '.join(str(best[m]) for m in measures)}); "
-                     + "; ".join(beside), "`metrics/retrieval.json`, `metrics/evaluation.json`"))
+                     + "; ".join(beside)
+                     + ("; *scored with an earlier reranker than the one described below "
+                        "(`evaluate` has not run since `train_reranker`)*"
+                        if _stale_reranker(o) else ""),
+                     "`metrics/retrieval.json`, `metrics/evaluation.json`"))
     return rows
 
 
@@ -128,21 +159,29 @@ def _citations(o: Outputs) -> list[tuple[str, str, str]]:
         return []
     best = {name: grid["best"] for name, grid in tuning["precedents"].items()}
     held, tests = retrieval["citations"], evaluation["citations"]["significance"]
-    task1 = retrieval["aila2019-task1"]
+    task1, aila_tests = retrieval["aila2019-task1"], evaluation["aila2019-task1"]["significance"]
+    choice = o.yaml("configs/tuning_choice.yaml") or {}
+    ft_choice = o.yaml("configs/tuning_ft_choice.yaml") or {}
+    tuned = (ft_choice.get("tuned_system_ft") if ft_choice.get("adopt")
+             else choice.get("tuned_system", "full"))
     levers = [c for c in ("bm25_docs", "full_docs", "full_docs_prior", "tuned_ft") if c in held]
     return [(
         f"citation collection ({collection['queries']['tuning']} tuning and "
         f"{collection['queries']['heldout']} held-out masked corpus judgments citing earlier ones)",
         f"tuning half MAP: pipeline {_f(best['pipeline']['tuning_MAP'], 3)}, passages pooled by "
-        f"{best['passages']['pool']} {_f(best['passages']['tuning_MAP'], 3)}, judgment-level BM25 "
+        f"{best['passages_bm25']['pool']} (k1 {best['passages_bm25']['k1']}, b "
+        f"{best['passages_bm25']['b']}) {_f(best['passages_bm25']['tuning_MAP'], 3)}, "
+        "judgment-level BM25 "
         f"(k1 {best['docs']['k1']}, b {best['docs']['b']}) {_f(best['docs']['tuning_MAP'], 3)}, "
         f"fused with the pipeline {_f(best['docs_fusion']['tuning_MAP'], 3)}, with the citation "
         f"prior {_f(best['prior']['tuning_MAP'], 3)}. Held-out half: `full` "
         f"{_f(held['full']['MAP'])}; "
         + "; ".join(f"`{c}` {_f(held[c]['MAP'])} ({_test(tests, 'full', c)})" for c in levers)
-        + ". The same levers on AILA_Q11..Q50 Task 1 against `full` "
-        f"{_f(task1['full']['MAP'])}: "
-        + "; ".join(f"`{c}` {_f(task1[c]['MAP'])}" for c in levers if c in task1),
+        + f". The tuned system by the rules of `configs/tuning_choice.yaml` and "
+        f"`configs/tuning_ft_choice.yaml`: `{tuned}`. The same "
+        f"levers on AILA_Q11..Q50 Task 1 against `full` {_f(task1['full']['MAP'])}: "
+        + "; ".join(f"`{c}` {_f(task1[c]['MAP'])} ({_test(aila_tests, 'full', c)})"
+                    for c in levers if c in task1),
         "`metrics/tuning.json`, `configs/tuning_choice.yaml`, `metrics/retrieval.json`")]
 
 
@@ -177,7 +216,8 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
                      f"valid JSON {_pct(llm['valid_first_try'])} on the first try, "
                      f"{_pct(llm['valid_after_retry'])} after a retry; {llm['ungrounded_values']} "
                      f"values not found in the text dropped; {llm['seconds_per_case']} s a case "
-                     "when answered afresh (cached after)", "`metrics/factsheets.json` (`llm`)"))
+                     "in the run that wrote it (answers are cached: a rerun takes about 0)",
+                     "`metrics/factsheets.json` (`llm`)"))
     if ner:
         dev = ner["dev"]
         rows.append(("legal entity tagger (MiniLM-L6 on InLegalNER, dev set)",
@@ -213,7 +253,8 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
             f"{_f(training['best']['MAP'])}); int8 alone {_f(valid['onnx_int8']['MAP'])}, "
             f"blended with the first stage at w {w} "
             f"{_f(valid['first_stage_weight'][str(w)]['MAP'])} against `no_rerank` "
-            f"{_f(valid['no_rerank']['MAP'])}: `use_rerank` {params['retrieve']['use_rerank']}"
+            f"{_f(valid['no_rerank']['MAP'])}: the reranker is "
+            f"{'on' if params['retrieve']['use_rerank'] else 'off'}"
             + "".join(f"; {name} beside: {_f(found['onnx_int8']['MAP'])} against `no_rerank` "
                       f"{_f(found['no_rerank']['MAP'])}"
                       for name, found in _flat(reranker.get("scored_beside", {})).items()),
@@ -241,9 +282,11 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
         for task, found in llm["tasks"].items():
             scores, test = found["scores"], found["significance"]["MAP"]
             parts.append(f"{task}: MAP {_f(scores['llm']['MAP'])} against "
-                         f"{_f(scores['no_rerank']['MAP'])} without it (t p {_p(test['t_p'])}), "
-                         f"{found['cost']['model_seconds_per_query']:.1f} s a query")
-        rows.append((f"LLM pointwise reranker (top {llm['depth']})", "; ".join(parts),
+                         f"{_f(scores['no_rerank']['MAP'])} without it ({tested(test)}), "
+                         f"model time {found['cost']['model_seconds_per_query']:.1f} s a query")
+        rows.append((f"LLM pointwise reranker (top {llm['depth']}, the first "
+                     f"{len(next(iter(llm['tasks'].values()))['queries'])} test queries)",
+                     "; ".join(parts),
                      "`metrics/rerank_llm.json`"))
     return rows
 
@@ -406,14 +449,15 @@ def scaleout(o: Outputs) -> str:
          f"{two['total_seconds']:.0f} s", f"**{scale['speedup_2_workers']}** (ideal 2)")]
     dense, plan = scale["dense_index"], scale["capacity"]
     at_scale = dense["at_corpus_scale"]
-    hours = "; ".join(f"{n} worker(s): {h['total_hours']} h (PDFs and extract "
+    hours = "; ".join(f"{n} {_plural(int(n), 'worker')}: {h['total_hours']} h (PDFs and extract "
                       f"{h['pdf_reading_and_extract']} h, embedding {h['embedding']} h)"
                       for n, h in plan["hours_by_workers"].items())
     return (
         "| phase | 1 worker | 2 workers | speed-up |\n|---|---:|---:|---:|\n"
         + "".join(f"| {what} | {a} | {b} | {x} |\n" for what, a, b, x in phases)
         + f"\nThe dense index at corpus scale (the stored {dense['vectors']:,} embeddings, the "
-        f"{dense['queries']} AILA queries, {dense['threads']} thread(s)):\n\n"
+        f"{dense['queries']} AILA queries, {dense['threads']} "
+        f"{_plural(dense['threads'], 'thread')}):\n\n"
         "| index | recall@100 vs exact | p50 ms/query | memory MB | build s |\n"
         "|---|---:|---:|---:|---:|\n"
         + "".join(f"| {i['index']} | {i['recall_at_100']} | {i['latency_ms_p50']} | "
@@ -436,8 +480,10 @@ def scaleout(o: Outputs) -> str:
 def rebuild(o: Outputs) -> str:
     try:
         return rebuild_table(o.root) + "\n"
-    except FileNotFoundError as missing:
-        return f"*{missing}*\n"
+    except FileNotFoundError as missing:  # named relative to the repository, on any machine
+        what = (f"missing: {os.path.relpath(missing.filename, o.root)}" if missing.filename
+                else str(missing))
+        return f"*{what}*\n"
 
 
 BLOCKS: dict[str, Callable[[Outputs], str]] = {"results": results, "stage_times": stage_times,
