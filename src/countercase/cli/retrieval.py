@@ -386,8 +386,9 @@ def tune(
               "statutes": tune_statutes(statutes, params, paths)}
     write_json(out, report)
     picked = chosen(report, tuning, statutes)
-    _write_choice(choice, picked, "`countercase tune` (stage tune)", "grids are in\n# "
-                  "metrics/tuning.json. The retrieve parameters are copied into params.yaml by hand")
+    _write_choice(choice, picked, "Written by `countercase tune` (stage tune) before the test "
+                  "queries are scored; the grids are in\nmetrics/tuning.json. The retrieve "
+                  "parameters are copied into params.yaml by hand.")
     log.info("tune: %s", picked)
 
 
@@ -430,18 +431,19 @@ def tune_ft(
                          ft_dense, LeverSource.read(choice, citations))
     write_json(out, report)
     picked = choice_ft(report, dev)
-    _write_choice(ft_choice, picked, "`countercase tune-ft` (stage tune_ft)",
-                  "grid is in\n# metrics/tuning_ft.json")
+    _write_choice(ft_choice, picked, "Written by `countercase tune-ft` (stage tune_ft) before "
+                  "the test queries are scored; the grid is in\nmetrics/tuning_ft.json.")
     log.info("tune-ft: %s", picked)
 
 
-def _write_choice(path: Path, picked: dict, writer: str, where: str) -> None:
-    """A choice file: the chosen values and their rule, headed by who wrote it and when."""
+def _write_choice(path: Path, picked: dict, header: str) -> None:
+    """A choice file: ``header`` (who wrote it, and that it was before the test) as comments,
+    then the chosen values and their rule."""
     import yaml
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# Written by {writer} before the test queries are scored; the {where}.\n"
-                    + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
+    comments = "".join(f"# {line}\n" for line in header.split("\n"))
+    path.write_text(comments + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
 
 
 def _print_scores(scores: dict) -> None:
