@@ -192,7 +192,7 @@ def test_the_rebuild_table_sets_each_kept_report_beside_the_current_one(tmp_path
     import json
     import shutil
 
-    from countercase.rebuild import main, table
+    from countercase.rebuild import main, summary, table
 
     shutil.copytree(ROOT / "paper" / "history", tmp_path / "paper" / "history")
     (tmp_path / "metrics").mkdir()
@@ -205,6 +205,12 @@ def test_the_rebuild_table_sets_each_kept_report_beside_the_current_one(tmp_path
     assert len(rows) == 11
     assert "`n_failures`" in rows["`metrics/ingest.json` (`2fffdbe`)"]
     assert rows["`metrics/ner.json` (`2fffdbe`)"].endswith("| 0 | none |")
+    said = summary(tmp_path)  # what the paper's prose says: only ingest moved, by one number
+    assert "`ner.json`" in said.split(". ")[0] and said.endswith("`ingest.json` (1 of 7).")
+    ner = json.loads((tmp_path / "metrics" / "ner.json").read_text())
+    ner["dev"]["micro"]["f1"] += 0.00005  # within the tolerance, no longer identical
+    (tmp_path / "metrics" / "ner.json").write_text(json.dumps(ner))
+    assert "within 0.0001 of the earlier build's: `ner.json`." in summary(tmp_path)
     (tmp_path / "metrics" / "tuning.json").unlink()
     assert main(["--root", str(tmp_path)]) == 1  # named, not a stack trace
     assert "metrics/tuning.json is missing" in capsys.readouterr().err

@@ -77,12 +77,13 @@ def compare(before: Any, after: Any, show: int = 3) -> Comparison:
         largest=moved[:show])
 
 
-def table(root: Path) -> str:
-    """Markdown: each earlier build's report kept in ``root/paper/history`` (the ``build_``
-    files of its ``sources.yaml``) against the same report under ``root`` now."""
+def comparisons(root: Path) -> dict[str, tuple[str, Comparison]]:
+    """Each earlier build's report kept in ``root/paper/history`` (the ``build_`` files of its
+    ``sources.yaml``) against the same report under ``root`` now, by the report's path, with the
+    earlier build's commit."""
     history = root / "paper" / "history"
     sources = yaml.safe_load((history / "sources.yaml").read_text(encoding="utf-8"))
-    rows = []
+    found = {}
     for name, source in sources.items():
         if not name.startswith("build_"):
             continue
@@ -90,14 +91,40 @@ def table(root: Path) -> str:
         if not now.is_file():
             raise FileNotFoundError(f"{source['path']} is missing: run `dvc repro` (compared "
                                     f"with paper/history/{name})")
-        c = compare(json.loads((history / name).read_text(encoding="utf-8")),
-                    json.loads(now.read_text(encoding="utf-8")))
-        largest = "; ".join(f"`{path}` {a:g} → {b:g}" for path, a, b in c.largest[:2])
-        rows.append(f"| `{source['path']}` (`{source['commit']}`) | {c.compared:,} | "
+        found[source["path"]] = (source["commit"], compare(
+            json.loads((history / name).read_text(encoding="utf-8")),
+            json.loads(now.read_text(encoding="utf-8"))))
+    return found
+
+
+def table(root: Path) -> str:
+    """Markdown: every report of :func:`comparisons`, its counts and largest differences."""
+    rows = []
+    for path, (commit, c) in comparisons(root).items():
+        largest = "; ".join(f"`{where}` {a:g} → {b:g}" for where, a, b in c.largest[:2])
+        rows.append(f"| `{path}` (`{commit}`) | {c.compared:,} | "
                     f"{c.identical:,} | {c.within:,} | "
                     f"{len(c.only_before) + len(c.only_after)} | {largest or 'none'} |")
     return ("| report (earlier build) | numbers | identical | within | in one build only | "
             "largest relative differences |\n|---|---:|---:|---:|---:|---|\n" + "\n".join(rows))
+
+
+def summary(root: Path) -> str:
+    """One sentence a group: the reports identical in every number, those within the
+    tolerance, those that moved beyond it (with how many of their numbers did)."""
+    groups: dict[str, list[str]] = {"identical": [], "within": [], "moved": []}
+    for path, (_, c) in comparisons(root).items():
+        name = f"`{Path(path).name}`"
+        if c.identical == c.compared and not (c.only_before or c.only_after):
+            groups["identical"].append(name)
+        elif c.within == c.compared:
+            groups["within"].append(name)
+        else:
+            groups["moved"].append(f"{name} ({c.compared - c.within:,} of {c.compared:,})")
+    words = {"identical": "Identical in every number (timings aside): ",
+             "within": f"Every number within {SAME:g} of the earlier build's: ",
+             "moved": f"Numbers that moved by more than {SAME:g}: "}
+    return " ".join(words[g] + ", ".join(names) + "." for g, names in groups.items() if names)
 
 
 def main(argv: list[str] | None = None) -> int:
