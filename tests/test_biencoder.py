@@ -137,6 +137,46 @@ def test_training_lowers_the_loss_and_a_seed_gives_one_model(collection, tmp_pat
            (tmp_path / "b" / "model.safetensors").read_bytes()
 
 
+class _Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_training_run_goes_on_to_the_same_model(collection, tmp_path):
+    from countercase.biencoder.train import batch_loss
+
+    folder, groups = collection
+    citations = read_citations(folder)
+    pairs = read_pairs(groups, citations, set(citations.qids()))
+    links = set(citations.links)
+    cites = lambda a, b: (a, b) in links  # noqa: E731
+
+    def run(out, stop_at_call=None, resume=None):
+        calls = []
+
+        def validate(model):  # checkpoints after steps 4 and 6 (and the untrained model)
+            calls.append(1)
+            if len(calls) == stop_at_call:
+                raise _Interrupted
+            return {"score": -batch_loss(model, pairs[:3], cites, 20.0).item()}
+
+        return train(pairs, encoder_dir(MINILM), out, cites, seed=3, epochs=2, batch_size=3,
+                     learning_rate=1e-4, max_length=64, max_steps=6, curve_at=(0.25, 1.0),
+                     log_every=1, validate=validate, resume=resume, resume_every=1)
+
+    whole = run(tmp_path / "whole")
+    saved = (tmp_path / "resume", "the stage's inputs")
+    with pytest.raises(_Interrupted):  # in the checkpoint after step 6: the last state is step 5's
+        run(tmp_path / "cut", stop_at_call=3, resume=saved)
+    assert (saved[0] / "state.pt").is_file() and (saved[0] / "best").is_dir()
+    went_on = run(tmp_path / "cut", resume=saved)
+    assert went_on.resumed_at == [5] and whole.resumed_at == []
+    assert went_on.losses == whole.losses and went_on.curve == whole.curve
+    assert (tmp_path / "cut" / "model.safetensors").read_bytes() == \
+           (tmp_path / "whole" / "model.safetensors").read_bytes()
+    other = run(tmp_path / "other", resume=(saved[0], "other inputs"))  # not taken up
+    assert other.resumed_at == [] and other.losses == whole.losses
+
+
 def test_the_stage_refuses_an_encoder_that_did_not_learn(collection, tmp_path):
     folder, groups = collection
     params = Params().model_copy(update={"biencoder": Params().biencoder.model_copy(update={

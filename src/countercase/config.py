@@ -181,6 +181,7 @@ class BiencoderParams(_Section):
     bf16: bool = True  # bfloat16 autocast in training (weights stay float32)
     threads: int = Field(2, gt=0)
     log_every: int = Field(10, gt=0)  # steps between logged mean losses
+    resume_every: int = Field(10, ge=0)  # steps between saved training states (0: checkpoints only)
     # what a trained encoder must show, else the stage stops (countercase.learned)
     min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
     min_dev_gain: float = Field(0.005, ge=0)  # dev MAP of the chosen checkpoint over the untrained

@@ -55,6 +55,7 @@ RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved cit
 # what a stage keeps between an interruption and its next run: never an output, never in git
 INTERIM = Path("data/interim")
 RERANKER_RESUME = INTERIM / "train_reranker"
+BIENCODER_RESUME = INTERIM / "train_biencoder"
 # the citation collection: corpus judgments that cite others as queries (countercase.datasets)
 CITATIONS = PROCESSED / "citations"
 BIENCODER = PROCESSED / "biencoder"  # the dense encoder fine-tuned on citation pairs

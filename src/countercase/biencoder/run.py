@@ -22,6 +22,7 @@ checkpoint's dev MAP is not ``min_dev_gain`` above the untrained encoder's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -92,7 +93,12 @@ def pool_map(embed, pairs: list[Pair], citations: Citations) -> float:
 
 
 def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
-                        out: Path) -> dict[str, Any]:
+                        out: Path, resume_dir: Path | None = None) -> dict[str, Any]:
+    """The stage. ``resume_dir`` keeps the training state of an interrupted run (cleared when
+    the stage is done)."""
+    import sys
+
+    from countercase.biencoder import train as trainer
     from countercase.index.encoders import embed
 
     p = params.biencoder
@@ -118,11 +124,19 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
                                   dev_pairs, citations)}
 
     base = encoder_dir(params.index.encoder)
+    # a saved state is taken up only for the same parameters, dev pairs and code
+    inputs = json.dumps({
+        "params": params.model_dump(mode="json", exclude={"biencoder": {"resume_every"}}),
+        "dev": [dataclasses.asdict(pair) for pair in dev_pairs],
+        "code": [Path(module.__file__).read_text(encoding="utf-8")
+                 for module in (sys.modules[__name__], trainer)]})
     result = train(train_pairs, base, out / "model", lambda a, b: (a, b) in links,
                    seed=params.seed, epochs=p.epochs, batch_size=p.batch_size,
                    learning_rate=p.learning_rate, scale=p.scale, max_length=p.max_length,
                    max_steps=p.max_steps, curve_at=p.curve_at, bf16=p.bf16, threads=p.threads,
-                   log_every=p.log_every, validate=validate)
+                   log_every=p.log_every, validate=validate,
+                   resume=(resume_dir, inputs) if resume_dir else None,
+                   resume_every=p.resume_every)
     untrained = result.curve[0]["score"]
     chosen = result.best["score"] if result.best else untrained
     try:
@@ -133,6 +147,9 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
     except NotLearnedError:
         shutil.rmtree(out / "model", ignore_errors=True)  # no model for a later stage
         raise
+    finally:
+        if resume_dir:  # done, learned or not: a rerun starts afresh
+            shutil.rmtree(resume_dir, ignore_errors=True)
     return {"base": params.index.encoder,
             "queries": {"train": len(train_q), "dev": len(dev_q),
                         "heldout_never_read": len(citations.qids("heldout"))},

@@ -11,11 +11,14 @@ masked out of that query's softmax (two pairs of one citing judgment can share a
 
 The budget is in steps (``max_steps``; 0: every epoch), so a seed trains one model on any
 machine; checkpoints at the fractions ``curve_at`` of the planned steps are scored by
-``validate`` and the best one is kept.
+``validate`` and the best one is kept. An interrupted run goes on from its last saved state
+(``resume``: :mod:`countercase.resume`) to the model an uninterrupted run trains.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import math
 import random
@@ -29,6 +32,7 @@ from tqdm import tqdm
 
 from countercase.bf16 import bf16_products
 from countercase.learned import TrainLog
+from countercase.resume import Resume, resume_key
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +51,11 @@ class Pair:
 class TrainResult(TrainLog):
     steps_planned: int = 0
     pairs: int = 0
+    resumed_at: list[int] = dataclasses.field(default_factory=list)  # steps a run went on after
 
     def counts(self) -> dict:
-        return {"steps_planned": self.steps_planned, "pairs": self.pairs}
+        return {"steps_planned": self.steps_planned, "pairs": self.pairs,
+                "resumed_after_steps": self.resumed_at}
 
 
 def in_batch_mask(batch: Sequence[Pair], cites: Callable[[str, str], bool]):
@@ -94,10 +100,15 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
           *, seed: int, epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
           warmup_fraction: float = 0.1, scale: float = 20.0, max_length: int = 256,
           max_steps: int = 0, curve_at: Sequence[float] = (0.5, 1.0), bf16: bool = True,
-          threads: int = 2, log_every: int = 10, validate: Callable | None = None) -> TrainResult:
+          threads: int = 2, log_every: int = 10, validate: Callable | None = None,
+          resume: tuple[Path, str] | None = None, resume_every: int = 0) -> TrainResult:
     """Train from the sentence-transformers folder ``base``; the best checkpoint by
     ``validate(model) -> dict`` (key ``"score"``, higher is better; also called on the untrained
-    model) is saved to ``out_dir`` (without ``validate``: the last)."""
+    model) is saved to ``out_dir`` (without ``validate``: the last).
+
+    ``resume`` is (folder, the caller's key of its inputs): the state is saved there every
+    ``resume_every`` steps and at each checkpoint, and a run that finds a state of the same
+    inputs and settings goes on from it (the caller clears it once its stage is done)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -121,6 +132,14 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
     marks = sorted({max(1, int(round(f * planned))) for f in curve_at})
     out_dir = Path(out_dir)
     best_score = -math.inf
+    saved = None
+    if resume is not None:
+        folder, caller = resume
+        saved = Resume(folder, resume_key(
+            caller, (dataclasses.asdict(pair) for pair in pairs), base=str(base), seed=seed, epochs=epochs, batch_size=batch_size,
+            learning_rate=learning_rate, warmup_fraction=warmup_fraction, scale=scale,
+            max_length=max_length, max_steps=max_steps, curve_at=list(curve_at), bf16=bf16,
+            log_every=log_every))
 
     def checkpoint(step: int) -> None:
         nonlocal best_score
@@ -136,13 +155,36 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
             if out_dir.exists():
                 shutil.rmtree(out_dir)
             model.save(str(out_dir))
+            if saved is not None:
+                saved.keep_best(out_dir)
         model.train()
 
-    checkpoint(0)
-    started = time.perf_counter()
     window: list[float] = []
-    bar = tqdm(total=total, desc="train bi-encoder", unit="step")
-    for step, batch in enumerate(batches[:total], start=1):
+    started = before = 0.0  # training seconds: this run's, those of the runs it goes on from
+
+    def save(step: int) -> None:
+        result.seconds = before + time.perf_counter() - started
+        saved.save_training(step, model, optimizer, scheduler, window=window,
+                            best_score=best_score, result=json.dumps(dataclasses.asdict(result)))
+
+    state = saved.load() if saved is not None else None
+    first = 1
+    if state is None:
+        checkpoint(0)
+    else:
+        saved.restore_training(state, model, optimizer, scheduler)
+        window, best_score = list(state["window"]), state["best_score"]
+        result = TrainResult(**json.loads(state["result"]))
+        saved.restore_best(out_dir)
+        first = state["step"] + 1
+        result.resumed_at.append(state["step"])
+        log.info("resumed after step %d of %d from %s", state["step"], total, saved.folder)
+    started, before = time.perf_counter(), result.seconds
+    if state is None and saved is not None:
+        save(0)
+    model.train()  # a resumed run skipped the untrained checkpoint that set it
+    bar = tqdm(total=total, initial=first - 1, desc="train bi-encoder", unit="step")
+    for step, batch in enumerate(batches[first - 1:total], start=first):
         with bf16_products(bf16):
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 loss = batch_loss(model, batch, cites, scale)
@@ -163,9 +205,12 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
                 result.losses.append(round(sum(window) / len(window), 4))
                 window = []
             checkpoint(step)
+        if saved is not None and (resume_every and step % resume_every == 0 or step in marks
+                                  or step == total):
+            save(step)
     bar.close()
     result.stopped_by_budget = total < planned
-    result.seconds = time.perf_counter() - started
+    result.seconds = before + time.perf_counter() - started
     if result.best is None:
         model.save(str(out_dir))
     return result

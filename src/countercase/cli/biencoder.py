@@ -23,6 +23,10 @@ def train_biencoder(
     citations: Path = CITATIONS_OPTION,
     out: Path = typer.Option(layout.BIENCODER),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    resume_dir: Path = typer.Option(
+        layout.BIENCODER_RESUME, help="The training state is saved here every "
+        "biencoder.resume_every steps; a run on the same inputs goes on from it. Cleared when "
+        "the stage is done."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Fine-tune the dense encoder on the citation collection's tuning pairs (dev: checkpoints)."""
@@ -33,7 +37,7 @@ def train_biencoder(
     require_folder(citations, "citation collection (stage citations)")
     params = load_params(params_path)
     check_bf16("train_biencoder", params.biencoder.bf16, "biencoder.bf16")
-    report = run_train_biencoder(params, groups, citations, out)
+    report = run_train_biencoder(params, groups, citations, out, resume_dir)
     if metrics:
         write_json(metrics, report)
     log.info("bi-encoder -> %s (dev MAP %s)", out / "model", report["dev_MAP"])
