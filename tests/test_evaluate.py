@@ -153,6 +153,46 @@ def test_a_trec_collection_runs_through_the_same_command(trec_collection, run_cl
     assert same.qids == tuple(qids_of(root)) and same.qrels == read_qrels(root / "qrels.txt")
 
 
+def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collection, run_cli,
+                                                                    monkeypatch, tmp_path):
+    from countercase.evaluate import run as evaluate_run
+
+    root, _ = trec_collection
+    resume = tmp_path / "resume"
+    args = ["evaluate", "--docs", str(root / "docs.jsonl"), "--topics", str(root / "topics.tsv"),
+            "--qrels", str(root / "qrels.txt"), "--condition", "bm25_docs", "--condition",
+            "hybrid_rrf", "--resume-dir", str(resume)]
+    whole = tmp_path / "whole"
+    code, _, err = run_cli(*args, "--out", str(whole), "--metrics", str(whole / "scores.json"))
+    assert code == 0, err
+    assert not resume.exists()  # cleared when the stage is done
+    built = evaluate_run.condition_system
+
+    def interrupted(condition, *rest, **kw):  # the second condition is cut off while ranking
+        system = built(condition, *rest, **kw)
+        if condition.name != "hybrid_rrf":
+            return system
+        def rank(topics):
+            raise KeyboardInterrupt
+        return rank
+
+    monkeypatch.setattr(evaluate_run, "condition_system", interrupted)
+    cut = tmp_path / "cut"
+    code, _, err = run_cli(*args, "--out", str(cut))
+    assert code == 130, err
+    assert [p.name.split("-")[0] for p in (resume / "topics").glob("*.json")] == ["bm25_docs"]
+    monkeypatch.setattr(evaluate_run, "condition_system", built)
+    code, _, err = run_cli(*args, "--out", str(cut), "--metrics", str(cut / "scores.json"),
+                           "--summary", str(cut / "notes.json"))
+    assert code == 0, err
+    notes = json.loads((cut / "notes.json").read_text())["topics"]
+    assert notes["read_back_from_an_interrupted_run"] == ["bm25_docs"]
+    assert json.loads((cut / "scores.json").read_text()) == \
+           json.loads((whole / "scores.json").read_text())
+    for name in ("bm25_docs.run", "hybrid_rrf.run", "per_query.csv"):
+        assert (cut / "topics" / name).read_bytes() == (whole / "topics" / name).read_bytes()
+
+
 def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
     root, _ = trec_collection
     code, _, err = run_cli("evaluate", "--condition", "bm26")

@@ -56,6 +56,7 @@ RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved cit
 INTERIM = Path("data/interim")
 RERANKER_RESUME = INTERIM / "train_reranker"
 BIENCODER_RESUME = INTERIM / "train_biencoder"
+EVALUATE_RESUME = INTERIM / "evaluate"  # the runs an interrupted evaluate had ranked
 # the citation collection: corpus judgments that cite others as queries (countercase.datasets)
 CITATIONS = PROCESSED / "citations"
 BIENCODER = PROCESSED / "biencoder"  # the dense encoder fine-tuned on citation pairs

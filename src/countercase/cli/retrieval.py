@@ -204,10 +204,14 @@ def evaluate(
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
+    resume_dir: Optional[Path] = typer.Option(
+        layout.EVALUATE_RESUME, help="Each condition's run is kept here as it is ranked; a run "
+        "on the same inputs (files, parameters, code) reads them back. Cleared when done."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Score every condition on the AILA 2019 test queries (or a TREC collection), with
     significance tests."""
+    import shutil
     import time
 
     import pandas as pd
@@ -217,6 +221,7 @@ def evaluate(
     from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.run import VariantSource, evaluate_dataset
     from countercase.evaluate.trec import index_collection
+    from countercase.resume import inputs_fingerprint
     from countercase.retrieve.load import IndexPaths
 
     started = time.perf_counter()
@@ -249,9 +254,17 @@ def evaluate(
             jobs.append((dataset, paths, doc_ids, variants,
                          [c for c in chosen if c.name in HELDOUT] if name == "citations"
                          else chosen))
+    resume = None
+    if resume_dir is not None:  # what every run depends on (a TREC index is rebuilt from docs)
+        read = ([docs, topics, qrels] if docs else
+                [aila_dir, citations, choice, ft_choice, documents, index_dir, dense_dir, chunks,
+                 metadata, layout.DENSE_FT, paths.fact_index,
+                 Path(params.retrieve.rerank_model).parent])
+        resume = (resume_dir, inputs_fingerprint(
+            read, params.model_dump_json(), json.dumps([collection, condition])))
     for dataset, paths, doc_ids, variants, conditions in jobs:
         result = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                                  out, doc_ids, variants, levers)
+                                  out, doc_ids, variants, levers, resume)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
     if metrics:
@@ -261,6 +274,8 @@ def evaluate(
     if timing:
         write_json(timing, {"total_seconds": round(time.perf_counter() - started, 1),
                              **{f"{name}_seconds": note["seconds"] for name, note in notes.items()}})
+    if resume_dir is not None:
+        shutil.rmtree(resume_dir, ignore_errors=True)
     _print_scores(scores)
 
 

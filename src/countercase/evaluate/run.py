@@ -3,6 +3,10 @@
 Outputs under ``out/<collection>/``: ``<condition>.run`` (TREC run files, ``depth`` documents
 per test query), ``per_query.csv`` (every measure of every condition on every test query) and
 ``significance.json``; the returned summary feeds ``metrics/retrieval.json``.
+
+With ``resume`` (a folder outside the outputs and the key of everything the runs depend on),
+each condition's run is kept there as soon as it is ranked, and an interrupted stage run on the
+same inputs reads those back instead of ranking again (the caller clears the folder when done).
 """
 
 from __future__ import annotations
@@ -114,10 +118,19 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
     return conditions, base
 
 
+def _keyed(system, key: str):
+    """``system`` with the key its run is kept under (Experiment's ``cache_key``)."""
+    def rank(topics):
+        return system(topics)
+    rank.cache_key = key
+    return rank
+
+
 def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: IndexPaths,
                      base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
                      doc_ids: set[str], variants: VariantSource | None = None,
-                     levers: LeverSource | None = None) -> dict[str, Any]:
+                     levers: LeverSource | None = None,
+                     resume: tuple[Path, str] | None = None) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None)."""
     conditions, base = runnable(conditions, dataset.task, base, variants, levers)
@@ -144,10 +157,14 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
                                         encoders.get(c.dense_dir, searchers), exclude, variants,
                                         levers, dataset.admits)
                for c in conditions}
+    if resume is not None:
+        systems = {name: _keyed(system, f"{resume[1]}/{name}") for name, system in systems.items()}
     result = Experiment(systems, dataset, baselines=REFERENCES,
+                        cache_dir=resume[0] / dataset.collection if resume is not None else None,
                         out=out / dataset.collection if out is not None else None)
     return {"scores": result.aggregate(), "significance": result.significance,
-            "seconds": result.seconds, "n_test_queries": len(dataset.queries),
+            "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
+            "n_test_queries": len(dataset.queries),
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}
 

@@ -14,7 +14,8 @@ systems apply inside their searches; every run is also checked against the same 
 return.
 
 A system with a ``cache_key`` attribute (a string that changes whenever its rankings would) has
-its run kept under ``cache_dir`` and read back instead of ranking again.
+its run kept under ``cache_dir`` and read back instead of ranking again (the result names the
+systems read back: their seconds are the reading's).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import pandas as pd
 from countercase.datasets import Dataset
 from countercase.errors import CountercaseError
 from countercase.experiment.measures import MEASURES, aggregate, per_query
-from countercase.experiment.runs import Run, ranked, read_trec_run, write_trec_run
+from countercase.experiment.runs import Run, ranked, write_trec_run
 from countercase.experiment.significance import compare_all
 
 __all__ = ["Experiment", "ExperimentError", "ExperimentResult", "MEASURES", "Run", "System",
@@ -59,6 +60,7 @@ class ExperimentResult:
     per_query: dict[str, pd.DataFrame]  # system -> qid x measure
     significance: dict[str, dict[str, dict[str, Any]]]  # measure -> baseline -> system -> test
     seconds: dict[str, float] = field(default_factory=dict)
+    read_back: list[str] = field(default_factory=list)  # systems whose run came from cache_dir
 
     def aggregate(self) -> dict[str, dict[str, float]]:
         """system -> measure -> mean over the queries (4 decimals)."""
@@ -91,17 +93,20 @@ def Experiment(systems: Mapping[str, System], dataset: Dataset,  # noqa: N802 (P
     if unknown:
         raise ExperimentError(f"unknown measure(s) {', '.join(unknown)}: use "
                               f"{', '.join(MEASURES)}")
-    runs, tables, seconds = {}, {}, {}
+    runs, tables, seconds, read_back = {}, {}, {}, []
     for name, system in systems.items():
         started = time.perf_counter()
-        runs[name] = admitted(_cached_run(name, system, dataset, cache_dir), dataset)
+        run, cached = _cached_run(name, system, dataset, cache_dir)
+        runs[name] = admitted(run, dataset)
+        if cached:
+            read_back.append(name)
         seconds[name] = round(time.perf_counter() - started, 2)
         tables[name] = score_run(runs[name], dataset, names)
     significance = {
         measure: {base: compare_all({n: t[measure].to_numpy() for n, t in tables.items()}, base)
                   for base in baselines if base in tables}
         for measure in tested if measure in names}
-    result = ExperimentResult(dataset, runs, tables, significance, seconds)
+    result = ExperimentResult(dataset, runs, tables, significance, seconds, read_back)
     if out is not None:
         result.write(out)
     return result
@@ -116,14 +121,22 @@ def admitted(run: Run, dataset: Dataset) -> Run:
             if qid in dataset.queries else ranking for qid, ranking in run.items()}
 
 
-def _cached_run(name: str, system: System, dataset: Dataset, cache_dir: Path | None) -> Run:
+def _cached_run(name: str, system: System, dataset: Dataset,
+                cache_dir: Path | None) -> tuple[Run, bool]:
+    """The system's run, and whether it was read back from ``cache_dir``."""
     key = getattr(system, "cache_key", None)
     if cache_dir is None or key is None:
-        return system(dataset.topics)
+        return system(dataset.topics), False
     digest = hashlib.sha256(json.dumps([key, dataset.id, list(dataset.qids)]).encode())
-    path = Path(cache_dir) / f"{name}-{digest.hexdigest()[:16]}.run"
+    # JSON, not a TREC run file: its scores come back exactly (a run file's six decimals could
+    # tie two scores and let trec_eval order them otherwise)
+    path = Path(cache_dir) / f"{name}-{digest.hexdigest()[:16]}.json"
     if path.exists():
-        return read_trec_run(path)
+        return {qid: [(doc, score) for doc, score in ranking]
+                for qid, ranking in json.loads(path.read_text(encoding="utf-8")).items()}, True
     run = system(dataset.topics)
-    write_trec_run(run, path, name)
-    return run
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")  # a run killed while writing leaves no cached run
+    partial.write_text(json.dumps(run), encoding="utf-8")
+    partial.replace(path)
+    return run, False
