@@ -136,7 +136,8 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
     if resume is not None:
         folder, caller = resume
         saved = Resume(folder, resume_key(
-            caller, (dataclasses.asdict(pair) for pair in pairs), base=str(base), seed=seed, epochs=epochs, batch_size=batch_size,
+            caller, (dataclasses.asdict(pair) for pair in pairs), base=str(base), seed=seed,
+            epochs=epochs, batch_size=batch_size,
             learning_rate=learning_rate, warmup_fraction=warmup_fraction, scale=scale,
             max_length=max_length, max_steps=max_steps, curve_at=list(curve_at), bf16=bf16,
             log_every=log_every))
