@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from countercase.biencoder.run import GroupsError, pool_map, read_pairs, run_train_biencoder
+from countercase.biencoder.run import (GroupsError, pool_map, read_pairs, resume_inputs,
+                                       run_train_biencoder)
 from countercase.biencoder.train import Pair, in_batch_mask, train
 from countercase.config import Params
 from countercase.datasets.citations import read_citations
@@ -175,6 +176,21 @@ def test_an_interrupted_training_run_goes_on_to_the_same_model(collection, tmp_p
            (tmp_path / "whole" / "model.safetensors").read_bytes()
     other = run(tmp_path / "other", resume=(saved[0], "other inputs"))  # not taken up
     assert other.resumed_at == [] and other.losses == whole.losses
+
+
+def test_a_saved_state_outlives_a_change_to_another_stage_s_parameters():
+    dev = [Pair("C1", "facts", "C2", "cited", "C3", "not cited")]
+    base = Params()
+    key = resume_inputs(base, dev)
+    elsewhere = base.model_copy(update={"retrieve": base.retrieve.model_copy(
+        update={"use_rerank": not base.retrieve.use_rerank})})
+    saving = base.model_copy(update={"biencoder": base.biencoder.model_copy(
+        update={"resume_every": base.biencoder.resume_every + 1})})
+    assert resume_inputs(elsewhere, dev) == key and resume_inputs(saving, dev) == key
+    own = base.model_copy(update={"biencoder": base.biencoder.model_copy(
+        update={"learning_rate": base.biencoder.learning_rate * 2})})
+    assert resume_inputs(own, dev) != key
+    assert resume_inputs(base, [Pair("C1", "facts", "C2", "cited", "C4", "not cited")]) != key
 
 
 def test_the_stage_refuses_an_encoder_that_did_not_learn(collection, tmp_path):

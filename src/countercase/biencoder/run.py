@@ -26,6 +26,7 @@ import dataclasses
 import json
 import logging
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -92,13 +93,23 @@ def pool_map(embed, pairs: list[Pair], citations: Citations) -> float:
     return round(float(np.mean(scores)), 4)
 
 
+def resume_inputs(params: Params, dev_pairs: list[Pair]) -> str:
+    """The stage's inputs besides its training pairs, for :mod:`countercase.resume`: its own
+    parameters (dvc.yaml's list for the stage: a change to another section keeps a saved state),
+    the dev pairs and the code."""
+    return json.dumps({
+        "params": {"seed": params.seed, "encoder": params.index.encoder,
+                   "biencoder": params.biencoder.model_dump(mode="json",
+                                                            exclude={"resume_every"})},
+        "dev": [dataclasses.asdict(pair) for pair in dev_pairs],
+        "code": [Path(module.__file__).read_text(encoding="utf-8")
+                 for module in (sys.modules[__name__], sys.modules[train.__module__])]})
+
+
 def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
                         out: Path, resume_dir: Path | None = None) -> dict[str, Any]:
     """The stage. ``resume_dir`` keeps the training state of an interrupted run (cleared when
     the stage is done)."""
-    import sys
-
-    from countercase.biencoder import train as trainer
     from countercase.index.encoders import embed
 
     p = params.biencoder
@@ -124,12 +135,7 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
                                   dev_pairs, citations)}
 
     base = encoder_dir(params.index.encoder)
-    # a saved state is taken up only for the same parameters, dev pairs and code
-    inputs = json.dumps({
-        "params": params.model_dump(mode="json", exclude={"biencoder": {"resume_every"}}),
-        "dev": [dataclasses.asdict(pair) for pair in dev_pairs],
-        "code": [Path(module.__file__).read_text(encoding="utf-8")
-                 for module in (sys.modules[__name__], trainer)]})
+    inputs = resume_inputs(params, dev_pairs)
     result = train(train_pairs, base, out / "model", lambda a, b: (a, b) in links,
                    seed=params.seed, epochs=p.epochs, batch_size=p.batch_size,
                    learning_rate=p.learning_rate, scale=p.scale, max_length=p.max_length,
