@@ -171,6 +171,9 @@ def test_an_interrupted_training_run_goes_on_to_the_same_model(collection, tmp_p
     assert (saved[0] / "state.pt").is_file() and (saved[0] / "best").is_dir()
     went_on = run(tmp_path / "cut", resume=saved)
     assert went_on.resumed_at == [5] and whole.resumed_at == []
+    # the cut run's seconds up to its last state count, so the stage's time is not this run's
+    assert 0 < went_on.seconds_before < went_on.seconds and whole.seconds_before == 0
+    assert went_on.counts()["seconds_in_earlier_runs"] == round(went_on.seconds_before, 1)
     assert went_on.losses == whole.losses and went_on.curve == whole.curve
     assert (tmp_path / "cut" / "model.safetensors").read_bytes() == \
            (tmp_path / "whole" / "model.safetensors").read_bytes()

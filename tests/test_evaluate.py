@@ -163,7 +163,8 @@ def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collecti
             "--qrels", str(root / "qrels.txt"), "--condition", "bm25_docs", "--condition",
             "hybrid_rrf", "--resume-dir", str(resume)]
     whole = tmp_path / "whole"
-    code, _, err = run_cli(*args, "--out", str(whole), "--metrics", str(whole / "scores.json"))
+    code, _, err = run_cli(*args, "--out", str(whole), "--metrics", str(whole / "scores.json"),
+                           "--summary", str(whole / "notes.json"))
     assert code == 0, err
     assert not resume.exists()  # cleared when the stage is done
     built = evaluate_run.condition_system
@@ -187,6 +188,11 @@ def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collecti
     assert code == 0, err
     notes = json.loads((cut / "notes.json").read_text())["topics"]
     assert notes["read_back_from_an_interrupted_run"] == ["bm25_docs"]
+    # the ranking seconds of the run read back count as the earlier run's (stage_times); an
+    # uninterrupted run has none
+    assert notes["seconds_in_earlier_runs"] > 0
+    assert json.loads((whole / "notes.json").read_text())["topics"][
+        "seconds_in_earlier_runs"] == 0
     assert json.loads((cut / "scores.json").read_text()) == \
            json.loads((whole / "scores.json").read_text())
     for name in ("bm25_docs.run", "hybrid_rrf.run", "per_query.csv"):

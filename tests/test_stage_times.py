@@ -31,6 +31,31 @@ def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(tmp_pa
     assert "| total | 412 | 6.9 | |" in stage_times.markdown(table)
 
 
+def test_a_stage_that_went_on_from_an_interrupted_run_counts_the_earlier_seconds(tmp_path,
+                                                                                 monkeypatch):
+    from countercase import stage_times
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    path = tmp_path / "summary.json"
+    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    table = stage_times.record("train_reranker", 600.0, path, when, carried=7200.0)
+    assert table["stages"]["train_reranker"]["seconds"] == 7800.0
+    assert table["stages"]["train_reranker"]["carried_seconds"] == 7200.0
+    assert "| 7,800 | 130.0 | 2026-01-02T03:04:05+00:00 (went on from an interrupted run: " \
+           "7,200 s of it before) |" in stage_times.markdown(table)
+    monkeypatch.setenv("DVC_STAGE", "dvc.yaml:evaluate")
+    path = tmp_path / stage_times.SUMMARY  # relative: the stage's working folder
+    stage_times.begin()
+    stage_times.carry(30.0)
+    stage_times.carry(0.0)
+    stage_times.record_dvc_stage(10.0)
+    assert json.loads(path.read_text())["stages"]["evaluate"]["seconds"] == 40.0
+    stage_times.begin()
+    stage_times.record_dvc_stage(10.0)  # nothing carried into the next command
+    assert "carried_seconds" not in json.loads(path.read_text())["stages"]["evaluate"]
+
+
 def _run(args, cwd, stage):
     env = {k: v for k, v in os.environ.items() if k != "DVC_STAGE"}
     if stage:

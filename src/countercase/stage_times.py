@@ -4,7 +4,10 @@ Every stage command is a ``countercase`` subcommand, and DVC names the stage it 
 environment (``DVC_STAGE``): :func:`record` adds that stage's wall time to the table when the
 command succeeds. A stage DVC skips keeps the seconds of its last run (with the time it
 finished), so the table always reads "what each stage cost the last time it ran" and the total
-is what a full run costs. ``python -m countercase.stage_times`` prints it as a Markdown table.
+is what a full run costs. A stage that went on from an interrupted run (a resumable training
+or evaluation) calls :func:`carry` with the seconds its earlier runs spent on work this run did
+not redo: its row counts them (``carried_seconds``), so a resumed run does not pass for a
+quick one. ``python -m countercase.stage_times`` prints it as a Markdown table.
 
 The file is committed with the other timings; it is deliberately not a DVC metric of any one
 stage, since every stage writes to it.
@@ -23,6 +26,19 @@ from countercase import layout
 log = logging.getLogger(__name__)
 
 SUMMARY = layout.timing("summary")
+_carried: list[float] = []  # this process's stage: seconds of the interrupted runs it went on from
+
+
+def begin() -> None:
+    """A command starts: nothing carried yet (the CLI runs one stage a process, tests many)."""
+    _carried.clear()
+
+
+def carry(seconds: float) -> None:
+    """Count ``seconds`` that earlier, interrupted runs of this process's stage spent on work
+    this run took up instead of redoing (recorded with the stage when it succeeds)."""
+    if seconds > 0:
+        _carried.append(float(seconds))
 
 
 def read(path: Path = SUMMARY) -> dict:
@@ -34,12 +50,15 @@ def read(path: Path = SUMMARY) -> dict:
 
 
 def record(stage: str, seconds: float, path: Path = SUMMARY,
-           now: dt.datetime | None = None) -> dict:
-    """Write ``stage``'s seconds into the table (stages in ``dvc.yaml``'s order) and return it."""
+           now: dt.datetime | None = None, carried: float = 0.0) -> dict:
+    """Write ``stage``'s seconds (this run's and ``carried``, those of the interrupted runs it
+    went on from) into the table (stages in ``dvc.yaml``'s order) and return it."""
     table = read(path)
     finished = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
-    table["stages"][stage] = {"seconds": round(float(seconds), 1),
-                              "finished": finished.isoformat()}
+    entry = {"seconds": round(float(seconds) + carried, 1), "finished": finished.isoformat()}
+    if carried:
+        entry["carried_seconds"] = round(carried, 1)
+    table["stages"][stage] = entry
     order = _dvc_order()
     stages = dict(sorted(table["stages"].items(),
                          key=lambda item: (order.get(item[0], len(order)), item[0])))
@@ -61,7 +80,7 @@ def record_dvc_stage(seconds: float) -> None:
     if not stage:
         return
     try:
-        record(stage.rpartition(":")[2], seconds)
+        record(stage.rpartition(":")[2], seconds, carried=sum(_carried))
     except OSError as error:
         log.warning("stage timing not recorded in %s: %s", SUMMARY, error)
 
@@ -78,7 +97,9 @@ def _dvc_order(dvc_yaml: Path = Path("dvc.yaml")) -> dict[str, int]:
 
 def markdown(table: dict) -> str:
     rows = ["| stage | seconds | minutes | last run (UTC) |", "|---|---:|---:|---|"]
-    rows += [f"| `{name}` | {s['seconds']:,.0f} | {s['seconds'] / 60:.1f} | {s['finished']} |"
+    rows += [f"| `{name}` | {s['seconds']:,.0f} | {s['seconds'] / 60:.1f} | {s['finished']}"
+             + (f" (went on from an interrupted run: {s['carried_seconds']:,.0f} s of it before)"
+                if s.get("carried_seconds") else "") + " |"
              for name, s in table["stages"].items()]
     rows.append(f"| total | {table.get('total_seconds', 0):,.0f} | "
                 f"{table.get('total_minutes', 0):.1f} | |")

@@ -52,10 +52,12 @@ class TrainResult(TrainLog):
     steps_planned: int = 0
     pairs: int = 0
     resumed_at: list[int] = dataclasses.field(default_factory=list)  # steps a run went on after
+    seconds_before: float = 0.0  # of ``seconds``: the interrupted runs' this one went on from
 
     def counts(self) -> dict:
         return {"steps_planned": self.steps_planned, "pairs": self.pairs,
-                "resumed_after_steps": self.resumed_at}
+                "resumed_after_steps": self.resumed_at,
+                "seconds_in_earlier_runs": round(self.seconds_before, 1)}
 
 
 def in_batch_mask(batch: Sequence[Pair], cites: Callable[[str, str], bool]):
@@ -179,6 +181,7 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
         saved.restore_best(out_dir)
         first = state["step"] + 1
         result.resumed_at.append(state["step"])
+        result.seconds_before = result.seconds
         log.info("resumed after step %d of %d from %s", state["step"], total, saved.folder)
     started, before = time.perf_counter(), result.seconds
     if state is None and saved is not None:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from countercase import layout
+from countercase import layout, stage_times
 from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, app, require, require_folder,
                                   write_json)
 from countercase.config import load_params
@@ -38,6 +38,7 @@ def train_biencoder(
     params = load_params(params_path)
     check_bf16("train_biencoder", params.biencoder.bf16, "biencoder.bf16")
     report = run_train_biencoder(params, groups, citations, out, resume_dir)
+    stage_times.carry(report["training"]["seconds_in_earlier_runs"])
     if metrics:
         write_json(metrics, report)
     log.info("bi-encoder -> %s (dev MAP %s)", out / "model", report["dev_MAP"])

@@ -9,12 +9,21 @@ from typing import Optional
 
 import typer
 
-from countercase import layout
+from countercase import layout, stage_times
 from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, require_folder, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
+
+
+def _carried_seconds(report: dict, timing: dict) -> float:
+    """The training seconds of the interrupted runs this one went on from: the report's are
+    all runs' together, the timing's this run's alone."""
+    training = report["training"]
+    if not training.get("resumed_after_steps"):
+        return 0.0
+    return max(0.0, training["seconds"] - timing["train_seconds"])
 
 
 @app.command("train-reranker")
@@ -56,6 +65,7 @@ def train_reranker(
         raise UserError(f"--judgments must be 0 or more, got {judgments}")
     found = run_train_reranker(params, documents, extract_dir, index_dir, dense_dir, aila_dir,
                                citations, out, judgments, resume_dir)
+    stage_times.carry(_carried_seconds(found["report"], found["timing"]))
     if metrics:
         write_json(metrics, found["report"])
     if timing:

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from countercase import layout
+from countercase import layout, stage_times
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
                                   PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
@@ -267,6 +267,7 @@ def evaluate(
                                   out, doc_ids, variants, levers, resume)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
+        stage_times.carry(result["seconds_in_earlier_runs"])
     if metrics:
         write_json(metrics, scores)
     if summary:

@@ -11,7 +11,9 @@ same inputs reads those back instead of ranking again (the caller clears the fol
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -118,12 +120,32 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
     return conditions, base
 
 
-def _keyed(system, key: str):
-    """``system`` with the key its run is kept under (Experiment's ``cache_key``)."""
+def _keyed(system, key: str, seconds_dir: Path):
+    """``system`` with the key its run is kept under (Experiment's ``cache_key``); the seconds
+    its ranking took are kept beside (``seconds_dir/<key's last part>.json``), so that a run
+    that reads the ranking back can count them as its earlier runs' (stage_times)."""
     def rank(topics):
-        return system(topics)
+        started = time.perf_counter()
+        found = system(topics)
+        seconds_dir.mkdir(parents=True, exist_ok=True)
+        (seconds_dir / f"{key.rpartition('/')[2]}.json").write_text(
+            json.dumps({"key": key, "seconds": time.perf_counter() - started}), encoding="utf-8")
+        return found
     rank.cache_key = key
     return rank
+
+
+def _seconds_before(seconds_dir: Path, read_back: list[str], key: str) -> float:
+    """The ranking seconds of the systems read back (0 for one whose seconds were not kept)."""
+    total = 0.0
+    for name in read_back:
+        try:
+            kept = json.loads((seconds_dir / f"{name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(kept, dict) and kept.get("key") == f"{key}/{name}":
+            total += float(kept.get("seconds", 0.0))
+    return total
 
 
 def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: IndexPaths,
@@ -157,13 +179,18 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
                                         encoders.get(c.dense_dir, searchers), exclude, variants,
                                         levers, dataset.admits)
                for c in conditions}
+    seconds_dir = resume[0] / dataset.collection / "seconds" if resume is not None else None
     if resume is not None:
-        systems = {name: _keyed(system, f"{resume[1]}/{name}") for name, system in systems.items()}
+        systems = {name: _keyed(system, f"{resume[1]}/{name}", seconds_dir)
+                   for name, system in systems.items()}
     result = Experiment(systems, dataset, baselines=REFERENCES,
                         cache_dir=resume[0] / dataset.collection if resume is not None else None,
                         out=out / dataset.collection if out is not None else None)
     return {"scores": result.aggregate(), "significance": result.significance,
             "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
+            "seconds_in_earlier_runs": round(_seconds_before(seconds_dir, result.read_back,
+                                                             resume[1]), 1)
+            if resume is not None else 0.0,
             "n_test_queries": len(dataset.queries),
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}
