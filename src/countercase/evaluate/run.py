@@ -120,16 +120,16 @@ def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
     return conditions, base
 
 
-def _keyed(system, key: str, seconds_dir: Path):
+def _keyed(system, key: str, seconds: Path):
     """``system`` with the key its run is kept under (Experiment's ``cache_key``); the seconds
-    its ranking took are kept beside (``seconds_dir/<key's last part>.json``), so that a run
-    that reads the ranking back can count them as its earlier runs' (stage_times)."""
+    its ranking took are kept in ``seconds``, so that a run that reads the ranking back can
+    count them as its earlier runs' (stage_times)."""
     def rank(topics):
         started = time.perf_counter()
         found = system(topics)
-        seconds_dir.mkdir(parents=True, exist_ok=True)
-        (seconds_dir / f"{key.rpartition('/')[2]}.json").write_text(
-            json.dumps({"key": key, "seconds": time.perf_counter() - started}), encoding="utf-8")
+        seconds.parent.mkdir(parents=True, exist_ok=True)
+        seconds.write_text(json.dumps({"key": key, "seconds": time.perf_counter() - started}),
+                           encoding="utf-8")
         return found
     rank.cache_key = key
     return rank
@@ -145,7 +145,7 @@ def _seconds_before(seconds_dir: Path, read_back: list[str], key: str) -> float:
             continue
         if isinstance(kept, dict) and kept.get("key") == f"{key}/{name}":
             total += float(kept.get("seconds", 0.0))
-    return total
+    return round(total, 1)
 
 
 def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: IndexPaths,
@@ -179,18 +179,18 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
                                         encoders.get(c.dense_dir, searchers), exclude, variants,
                                         levers, dataset.admits)
                for c in conditions}
-    seconds_dir = resume[0] / dataset.collection / "seconds" if resume is not None else None
+    cache_dir = resume[0] / dataset.collection if resume is not None else None
     if resume is not None:
-        systems = {name: _keyed(system, f"{resume[1]}/{name}", seconds_dir)
+        systems = {name: _keyed(system, f"{resume[1]}/{name}",
+                                cache_dir / "seconds" / f"{name}.json")
                    for name, system in systems.items()}
-    result = Experiment(systems, dataset, baselines=REFERENCES,
-                        cache_dir=resume[0] / dataset.collection if resume is not None else None,
+    result = Experiment(systems, dataset, baselines=REFERENCES, cache_dir=cache_dir,
                         out=out / dataset.collection if out is not None else None)
+    earlier = (_seconds_before(cache_dir / "seconds", result.read_back, resume[1])
+               if resume is not None else 0.0)
     return {"scores": result.aggregate(), "significance": result.significance,
             "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
-            "seconds_in_earlier_runs": round(_seconds_before(seconds_dir, result.read_back,
-                                                             resume[1]), 1)
-            if resume is not None else 0.0,
+            "seconds_in_earlier_runs": earlier,
             "n_test_queries": len(dataset.queries),
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}
