@@ -11,17 +11,26 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
-def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(tmp_path,
-                                                                          monkeypatch):
-    from countercase import stage_times
+WHEN = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A folder with the pipeline's dvc.yaml (the table's order) as the working folder."""
     monkeypatch.chdir(tmp_path)
     shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
-    path = tmp_path / "summary.json"
-    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    return tmp_path
+
+
+def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(project):
+    from countercase import stage_times
+
+    path, when = project / "summary.json", WHEN
     stage_times.record("evaluate", 380.04, path, when)
     stage_times.record("ingest", 12.0, path, when)
     table = stage_times.record("evaluate", 400.0, path, when)  # a later run replaces the first
@@ -31,21 +40,18 @@ def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(tmp_pa
     assert "| total | 412 | 6.9 | |" in stage_times.markdown(table)
 
 
-def test_a_stage_that_went_on_from_an_interrupted_run_counts_the_earlier_seconds(tmp_path,
+def test_a_stage_that_went_on_from_an_interrupted_run_counts_the_earlier_seconds(project,
                                                                                  monkeypatch):
     from countercase import stage_times
 
-    monkeypatch.chdir(tmp_path)
-    shutil.copy(ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
-    path = tmp_path / "summary.json"
-    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-    table = stage_times.record("train_reranker", 600.0, path, when, carried=7200.0)
+    table = stage_times.record("train_reranker", 600.0, project / "summary.json", WHEN,
+                               carried=7200.0)
     assert table["stages"]["train_reranker"]["seconds"] == 7800.0
     assert table["stages"]["train_reranker"]["carried_seconds"] == 7200.0
     assert "| 7,800 | 130.0 | 2026-01-02T03:04:05+00:00 (went on from an interrupted run: " \
            "7,200 s of it before) |" in stage_times.markdown(table)
     monkeypatch.setenv("DVC_STAGE", "dvc.yaml:evaluate")
-    path = tmp_path / stage_times.SUMMARY  # relative: the stage's working folder
+    path = project / stage_times.SUMMARY  # relative: the stage's working folder
     stage_times.begin()
     stage_times.carry(30.0)
     stage_times.carry(0.0)
