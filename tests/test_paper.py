@@ -214,3 +214,16 @@ def test_the_rebuild_table_sets_each_kept_report_beside_the_current_one(tmp_path
     (tmp_path / "metrics" / "tuning.json").unlink()
     assert main(["--root", str(tmp_path)]) == 1  # named, not a stack trace
     assert "metrics/tuning.json is missing" in capsys.readouterr().err
+
+
+def test_the_levers_the_paper_reports_are_evaluate_conditions():
+    """The paper's table of what each retrieval lever gave reads its conditions from
+    paper/retrieval_levers.yaml: a renamed or dropped condition would silently empty a row."""
+    import yaml
+
+    from countercase.evaluate.conditions import BY_NAME
+
+    levers = yaml.safe_load((ROOT / "paper" / "retrieval_levers.yaml").read_text())
+    named = [c for conditions in levers["levers"].values() for c in conditions]
+    assert named and not [c for c in named if c not in BY_NAME]
+    assert set(levers["targets"]) == {"aila2019-task1", "aila2019-task2", "latency_p50_ms"}
