@@ -57,7 +57,8 @@ def _pct(value: float) -> str:
     return f"{value:.0%}"
 
 
-def _p(value: float) -> str:
+def p_value(value: float) -> str:
+    """A p value as the README and the paper print it (two significant digits)."""
     return f"{value:.2g}"
 
 
@@ -69,8 +70,8 @@ def tested(found: dict | None) -> str:
     if found.get("t_p") is None:  # the two runs are the same on every query
         return "identical runs"
     if "t_p_holm" not in found:
-        return f"t p {_p(found['t_p'])}, Wilcoxon {_p(found['wilcoxon_p'])}"
-    return f"Holm t p {_p(found['t_p_holm'])}, Wilcoxon {_p(found['wilcoxon_p_holm'])}"
+        return f"t p {p_value(found['t_p'])}, Wilcoxon {p_value(found['wilcoxon_p'])}"
+    return f"Holm t p {p_value(found['t_p_holm'])}, Wilcoxon {p_value(found['wilcoxon_p_holm'])}"
 
 
 def _test(significance: dict, reference: str, condition: str) -> str:
@@ -324,8 +325,8 @@ def _counterfactual(o: Outputs) -> list[tuple[str, str, str]]:
                  f"primary ({v['primary']}): operative {primary['operative_mean_paired']:.2f} "
                  f"against placebo {primary['placebo_mean_paired']:.2f} ranks (cases with both), "
                  f"ratio {primary['ratio']:.2f}, "
-                 f"Wilcoxon p {_p(primary['p_value'])}"
-                 + (f"; field granularity {field['ratio']:.2f} (p {_p(field['p_value'])})"
+                 f"Wilcoxon p {p_value(primary['p_value'])}"
+                 + (f"; field granularity {field['ratio']:.2f} (p {p_value(field['p_value'])})"
                     if field else "")
                  + f"; gold dispositive facts ({v['gold']['n_cases']} judgments): Spearman "
                  f"{v['gold']['spearman']:.2f} (95% CI {v['gold']['ci95'][0]:.2f} to "
