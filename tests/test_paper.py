@@ -223,8 +223,8 @@ def test_the_rebuild_table_sets_each_kept_report_beside_the_current_one(tmp_path
     (tmp_path / "metrics" / "ingest.json").write_text(json.dumps(ingest))
     rows = {line.split("|")[1].strip(): line for line in table(tmp_path).splitlines()[2:]}
     assert len(rows) == 11
-    assert "`n_failures`" in rows["`metrics/ingest.json` (`2fffdbe`)"]
-    assert rows["`metrics/ner.json` (`2fffdbe`)"].endswith("| 0 | none |")
+    assert "n_failures 0 → 1" in rows["`ingest.json` (`2fffdbe`)"]
+    assert rows["`ner.json` (`2fffdbe`)"].endswith("| 0 | none |")
     said = summary(tmp_path)  # what the paper's prose says: only ingest moved, by one number
     assert "`ner.json`" in said.split(". ")[0] and said.endswith("`ingest.json` (1 of 7).")
     ner = json.loads((tmp_path / "metrics" / "ner.json").read_text())

@@ -97,16 +97,24 @@ def comparisons(root: Path) -> dict[str, tuple[str, Comparison]]:
     return found
 
 
+BREAKABLE_SLASH = "/\u200b"  # a zero-width space after it: typst may break the line there
+
+
 def table(root: Path) -> str:
-    """Markdown: every report of :func:`comparisons`, its counts and largest differences."""
+    """Markdown: every report of :func:`comparisons`, its counts and its largest difference
+    (its path breakable after each ``/``: a long one in a code span overruns a printed page)."""
     rows = []
     for path, (commit, c) in comparisons(root).items():
-        largest = "; ".join(f"`{where}` {a:g} → {b:g}" for where, a, b in c.largest[:2])
-        rows.append(f"| `{path}` (`{commit}`) | {c.compared:,} | "
+        largest = "; ".join(f"{where.replace('/', BREAKABLE_SLASH)} {a:g} → {b:g}"
+                            for where, a, b in c.largest[:1])
+        rows.append(f"| `{Path(path).name}` (`{commit}`) | {c.compared:,} | "
                     f"{c.identical:,} | {c.within:,} | "
                     f"{len(c.only_before) + len(c.only_after)} | {largest or 'none'} |")
     return ("| report (earlier build) | numbers | identical | within | in one build only | "
-            "largest relative differences |\n|---|---:|---:|---:|---:|---|\n" + "\n".join(rows))
+            "largest relative difference |\n"
+            # the dashes set pandoc's column widths: the paths of the last column need room
+            "|----------------|------:|------:|------:|------:|--------------------------------|\n"
+            + "\n".join(rows))
 
 
 def summary(root: Path) -> str:
