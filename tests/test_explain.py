@@ -95,7 +95,10 @@ def test_an_edge_names_the_dropped_cases_that_state_the_old_fact(corpus):
                                            "no_traced_reason"]
     assert "C1000" in found[1].text and "C1002" not in found[1].text
     assert "no longer states" in found[1].text
-    assert "2 precedents dropped out of the top 10 and 1 appeared" in found[0].text
+    assert found[0].text == ("After the change (Section IPC-302 changed to IPC-304), 2 precedents "
+                             "dropped out of the top 10 and 1 appeared.")
+    one = explain_edge(edge, {**diff, "dropped": ["C1000"]}, 10, sheets, {}, node)[0]
+    assert "1 precedent dropped out" in one.text
     sources = _sources({**sheets, "node": node}, edge=edge, diff=diff)
     assert all(verify(s, sources) == [] for s in found)
     # a perturbed case that still cites IPC-302 elsewhere is not said to have dropped it

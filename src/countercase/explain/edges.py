@@ -97,10 +97,12 @@ def explain_edge(edge: dict[str, Any], diff: dict[str, Any], k: int,
     """``edge``, ``diff``: a tree node's EdgeModel and DiffModel, dumped; ``sheets`` and
     ``metadata``: of the precedents (doc id -> fact sheet, case fields); ``node``: the
     perturbed case's sheet (checked as source ``node``)."""
+    dropped = len(diff["dropped"])
+    # the description verbatim: rules write a phrase ("DyingDeclaration removed"), not a clause
     counts = Sentence(
-        f"When {edge['description'][0].lower()}{edge['description'][1:]}, "
-        f"{len(diff['dropped'])} precedents dropped out of the top {k} and {len(diff['new'])} "
-        "appeared.", "change_counts",
+        f"After the change ({edge['description']}), {dropped} "
+        f"{'precedent' if dropped == 1 else 'precedents'} dropped out of the top {k} and "
+        f"{len(diff['new'])} appeared.", "change_counts",
         (Claim("change", edge["description"], "edge", "description"),
          Claim("count", len(diff["dropped"]), "diff", "dropped"),
          Claim("count", len(diff["new"]), "diff", "new")))
