@@ -454,7 +454,8 @@ def scaleout(o: Outputs) -> str:
                       f"{h['pdf_reading_and_extract']} h, embedding {h['embedding']} h)"
                       for n, h in plan["hours_by_workers"].items())
     return (
-        "| phase | 1 worker | 2 workers | speed-up |\n|---|---:|---:|---:|\n"
+        "| phase | 1 worker | 2 workers | speed-up |\n"
+        "|--------------------------------|----------:|----------:|----------:|\n"
         + "".join(f"| {what} | {a} | {b} | {x} |\n" for what, a, b, x in phases)
         + f"\nThe dense index at corpus scale (the stored {dense['vectors']:,} embeddings, the "
         f"{dense['queries']} AILA queries, {dense['threads']} "
@@ -462,7 +463,7 @@ def scaleout(o: Outputs) -> str:
         "| index | recall@100 vs exact | p50 ms/query | memory MB | build s |\n"
         "|---|---:|---:|---:|---:|\n"
         + "".join(f"| {i['index']} | {i['recall_at_100']} | {i['latency_ms_p50']} | "
-                  f"{i['memory_mb']} | {i.get('build_seconds', '')} |\n" for i in dense["indexes"])
+                  f"{i['memory_mb']} | {i.get('build_seconds', '-')} |\n" for i in dense["indexes"])
         + f"\nBy the rule written before the measurement (exact search while its latency "
         f"projected to the whole corpus stays under {at_scale['budget_ms']:.0f} ms, else the "
         f"fastest index with recall@100 of at least {at_scale['min_recall']}): exact search "

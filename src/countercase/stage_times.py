@@ -96,7 +96,9 @@ def _dvc_order(dvc_yaml: Path = Path("dvc.yaml")) -> dict[str, int]:
 
 
 def markdown(table: dict) -> str:
-    rows = ["| stage | seconds | minutes | last run (UTC) |", "|---|---:|---:|---|"]
+    # the dashes set pandoc's column widths in the paper: the last column holds the long notes
+    rows = ["| stage | seconds | minutes | last run (UTC) |",
+            "|--------------|--------:|--------:|----------------------------------------|"]
     rows += [f"| `{name}` | {s['seconds']:,.0f} | {s['seconds'] / 60:.1f} | {s['finished']}"
              + (f" (went on from an interrupted run: {s['carried_seconds']:,.0f} s of it before)"
                 if s.get("carried_seconds") else "") + " |"
