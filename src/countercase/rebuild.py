@@ -105,11 +105,13 @@ def table(root: Path) -> str:
     (its path breakable after each ``/``: a long one in a code span overruns a printed page)."""
     rows = []
     for path, (commit, c) in comparisons(root).items():
-        largest = "; ".join(f"{where.replace('/', BREAKABLE_SLASH)} {a:g} → {b:g}"
-                            for where, a, b in c.largest[:1])
+        largest = "none"
+        if c.largest:
+            where, a, b = c.largest[0]
+            largest = f"{where.replace('/', BREAKABLE_SLASH)} {a:g} → {b:g}"
         rows.append(f"| `{Path(path).name}` (`{commit}`) | {c.compared:,} | "
                     f"{c.identical:,} | {c.within:,} | "
-                    f"{len(c.only_before) + len(c.only_after)} | {largest or 'none'} |")
+                    f"{len(c.only_before) + len(c.only_after)} | {largest} |")
     return ("| report (earlier build) | numbers | identical | within | in one build only | "
             "largest relative difference |\n"
             # the dashes set pandoc's column widths: the paths of the last column need room

@@ -104,7 +104,7 @@ def explain_edge(edge: dict[str, Any], diff: dict[str, Any], k: int,
         f"{'precedent' if dropped == 1 else 'precedents'} dropped out of the top {k} and "
         f"{len(diff['new'])} appeared.", "change_counts",
         (Claim("change", edge["description"], "edge", "description"),
-         Claim("count", len(diff["dropped"]), "diff", "dropped"),
+         Claim("count", dropped, "diff", "dropped"),
          Claim("count", len(diff["new"]), "diff", "new")))
     found = [counts]
     if edge["fact_type"] not in ("section", "party", "evidence", "numerical"):
