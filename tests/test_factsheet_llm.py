@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError, ground, parse_answer
+from countercase.factsheet.llm import (LlmExtractor, LlmUnavailableError, LocalModel, ground,
+                                       open_recording, parse_answer)
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +50,27 @@ def _llm_installed() -> bool:
 
 
 @pytest.mark.skipif(not _llm_installed(), reason="the local LLM is not installed (make llm)")
-def test_the_real_model_reads_a_real_query(q30, tmp_path):
-    extractor = LlmExtractor(cache_dir=None)
-    for text in (q30[:2500], q30[:1500]):
-        sheet, status = extractor.extract(text, "AILA_Q30", "query")
-        if status["ok"]:  # every value kept is in the text, at its span
-            for item in sheet.evidence_items + sheet.sections_cited + sheet.numerical_facts.ages:
-                assert text[item.span.start:item.span.end] == item.span.text
-        else:  # a failure is reported with what was wrong with both answers, never raised
-            assert sheet is None and status["tries"] == 2 and "; " in status["reason"]
-        again, status_again = extractor.extract(text, "AILA_Q30", "query")  # from the cache
-        assert again == sheet and status_again == status
+def test_the_real_model_reads_a_real_query_and_its_answers_replay(q30, tmp_path):
+    path = tmp_path / "factsheets.jsonl.gz"
+    found = {}
+    with open_recording("factsheets", path=path) as recording:
+        extractor = LlmExtractor(recording)
+        for text in (q30[:2500], q30[:1500]):
+            sheet, status = extractor.extract(text, "AILA_Q30", "query")
+            if status["ok"]:  # every value kept is in the text, at its span
+                for item in (sheet.evidence_items + sheet.sections_cited
+                             + sheet.numerical_facts.ages):
+                    assert text[item.span.start:item.span.end] == item.span.text
+            else:  # a failure is reported with what was wrong with both answers, never raised
+                assert sheet is None and status["tries"] == 2 and "; " in status["reason"]
+            found[text] = (sheet, status)
+        assert recording.counts.asked >= 2 and recording.counts.replayed == 0
+    with open_recording("factsheets", path=path) as recording:  # a later run: replayed
+        extractor = LlmExtractor(recording, LocalModel())
+        for text, (sheet, status) in found.items():
+            assert extractor.extract(text, "AILA_Q30", "query") == (sheet, status)
+        assert recording.counts.asked == 0 and recording.counts.replayed >= 2
+        assert extractor.model._llm is None  # the model was never loaded
 
 
 def test_a_missing_model_is_a_clear_error(monkeypatch, tmp_path):
@@ -78,7 +89,7 @@ def test_a_missing_model_is_a_clear_error(monkeypatch, tmp_path):
 
 
 @pytest.mark.skipif(not _llm_installed(), reason="the local LLM is not installed (make llm)")
-def test_the_llm_check_judges_real_perturbations_and_caches(q30, raw_dir, tmp_path):
+def test_the_llm_check_judges_real_perturbations_and_replays(q30, raw_dir, tmp_path):
     import pandas as pd
 
     from countercase.extract.statutes import build_constitution_crossrefs, statute_frame
@@ -90,13 +101,13 @@ def test_the_llm_check_judges_real_perturbations_and_caches(q30, raw_dir, tmp_pa
     edges = build_adjacency(statute_frame(raw_dir / "statutes"),
                             pd.DataFrame(build_constitution_crossrefs(raw_dir / "statutes")), [])
     sheet = extract_rules(q30, "AILA_Q30", "query")
-    validator = LlmValidator(LlmExtractor())
+    validator = LlmValidator(open_recording("llm_check", path=tmp_path / "checks.jsonl.gz"))
     verdicts = []
     for p in candidates(sheet, edges)[:2]:
         verdict = validator.check(sheet, apply(sheet, p), p.fact_type, p.description)
         assert verdict.accepted == bool(verdict.plausible and verdict.operative)
         verdicts.append(verdict)
     calls = validator.calls
-    for p, verdict in zip(candidates(sheet, edges)[:2], verdicts):  # again: from the cache
+    for p, verdict in zip(candidates(sheet, edges)[:2], verdicts):  # again: replayed
         assert validator.check(sheet, apply(sheet, p), p.fact_type, p.description) == verdict
     assert validator.calls == calls

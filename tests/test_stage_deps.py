@@ -155,6 +155,8 @@ def test_cli_defaults_are_layout_paths():
     known |= {layout.timing(p.stem) for p in (ROOT / "metrics" / "timing").glob("*.json")}
     known |= {p for stage in layout.STAGE_OUTPUTS.values() for kind in ("outs", "metrics")
               for p in stage[kind]}
+    known |= {layout.recording(p.name.removesuffix(".jsonl.gz"))
+              for p in (ROOT / layout.RECORDINGS).glob("*.jsonl.gz")}
     known |= {layout.EVALUATE / "chunkings", Path("params.yaml"), Path("tree.json")}
     for command in cli.app.registered_commands:
         for parameter in inspect.signature(command.callback).parameters.values():

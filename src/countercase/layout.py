@@ -87,6 +87,14 @@ def timing(name: str) -> Path:
     return TIMING / f"{name}.json"
 
 
+# committed inputs: the local LLM's answers, one recording a stage (countercase.recording)
+RECORDINGS = Path("recordings") / "llm"
+
+
+def recording(stage: str) -> Path:
+    return RECORDINGS / f"{stage}.jsonl.gz"
+
+
 REGRESSIONS = Path("regressions")  # committed inputs: written only by `countercase regress --update`
 NOTEBOOK_SOURCES = Path("notebooks")  # jupytext percent files, the only form committed
 QUICKSTART = Path("quickstart")  # `make quickstart`: a first look without the pipeline
@@ -122,6 +130,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "explain": {"outs": (EXPLANATIONS,), "metrics": (metrics("explanations"), timing("explain"))},
     "topology": {"outs": (), "metrics": (metrics("topology"),)},
     "rerank_llm": {"outs": (RERANK_LLM,), "metrics": (metrics("rerank_llm"),)},
+    "llm_replay": {"outs": (), "metrics": (metrics("llm_replay"),)},
     "explore_bench": {"outs": (), "metrics": (timing("explorer"),)},
     "notebooks": {"outs": (NOTEBOOKS,), "metrics": (timing("notebooks"),)},
     "paper": {"outs": (PAPER_HTML, PAPER_PDF), "metrics": ()},

@@ -20,6 +20,8 @@ log = logging.getLogger("countercase")
 
 PARAMS_OPTION = typer.Option(Path("params.yaml"), "--params", help="Parameters file.")
 TIMING_OPTION = typer.Option(None, help="Write wall-clock timings here (JSON).")
+LIVE_OPTION = typer.Option(False, "--live", help="Ask the local LLM every prompt again instead "
+                           "of replaying its recorded answers (params.yaml llm.mode: live).")
 # Where the stages put what retrieval reads (countercase.retrieve.load.IndexPaths).
 INDEX_DIR_OPTION = typer.Option(layout.INDEX, help="Output of the index stage.")
 DENSE_DIR_OPTION = typer.Option(layout.DENSE, help="Output of the embed stage.")

@@ -11,7 +11,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
+                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, write_json)
 from countercase.config import load_params
 
@@ -28,6 +28,9 @@ def factsheets(
     timing: Optional[Path] = TIMING_OPTION,
     ner_model: Optional[Path] = typer.Option(
         None, help="The trained entity tagger (stage train_ner): tag the sheets' texts."),
+    recording: Path = typer.Option(layout.recording("factsheets"),
+                                   help="The LLM's recorded answers."),
+    live: bool = LIVE_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
@@ -49,7 +52,8 @@ def factsheets(
         report["entities"] = tagged["entities"]
         report["timing"].update(tagged["timing"])
     if params.factsheets.llm:
-        report["llm"] = _llm_sheets(out, params, topics, documents)
+        report["llm"] = _llm_sheets(out, params, topics, documents, recording,
+                                    "live" if live else params.llm.mode)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:
@@ -67,20 +71,17 @@ def _read_json(path: Path):
         raise UserError(f"{path} is not a fact sheet: JSON nested too deeply") from None
 
 
-def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path) -> dict:
-    """The LLM's sheets of the queries and a sample of judgments, or why it did not run."""
+def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path, recording: Path,
+                mode: str) -> dict:
+    """The LLM's sheets of the queries and a sample of judgments (replayed from ``recording``
+    where it holds them), or why it did not run."""
     import random
 
-    from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError
+    from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError, open_recording
     from countercase.factsheet.run import run_llm
     from countercase.factsheet.schema import validate_sheet
     from countercase.ingest.run import read_documents
 
-    try:
-        extractor = LlmExtractor()
-    except LlmUnavailableError as error:
-        log.warning("LLM fact sheets skipped: %s", error)
-        return {"status": f"not run: {error}"}
     rule_sheets = {}
     for name in ("queries.jsonl", "judgments.jsonl"):
         for line in (out / name).read_text(encoding="utf-8").splitlines():
@@ -95,7 +96,13 @@ def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path) -> d
         if doc.doc_id in sample:
             span = rule_sheets[doc.doc_id].facts_span
             texts[doc.doc_id] = (doc.text[span.start:span.end][:limit], "judgment", span.start)
-    return {"status": "run", **run_llm(texts, rule_sheets, out, extractor)}
+    with open_recording("factsheets", mode, recording) as answers:
+        try:
+            report = run_llm(texts, rule_sheets, out, LlmExtractor(answers))
+        except LlmUnavailableError as error:
+            log.warning("LLM fact sheets skipped: %s", error)
+            return {"status": f"not run: {error}"}
+    return {"status": "run", **report, "recording": answers.counts.as_dict()}
 
 
 @app.command()
@@ -275,6 +282,9 @@ def llm_check(
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     sample_only: bool = typer.Option(False, help="Only write the sample to label (no LLM)."),
+    recording: Path = typer.Option(layout.recording("llm_check"),
+                                   help="The LLM's recorded answers."),
+    live: bool = LIVE_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The LLM check on the root candidates of the corpus query cases: acceptance, whether it
@@ -283,7 +293,7 @@ def llm_check(
 
     import pandas as pd
 
-    from countercase.factsheet.llm import LlmUnavailableError
+    from countercase.factsheet.llm import LlmUnavailableError, open_recording
     from countercase.perturb.llm_check import run_llm_check
     from countercase.perturb.cases import ValidityInputs
 
@@ -299,10 +309,15 @@ def llm_check(
     params = load_params(params_path)
     started = time.perf_counter()
     try:
-        report = run_llm_check(params, ValidityInputs(documents, sheets, metadata, groups, gold),
-                               pd.read_parquet(edges), validity, labels, out, sample_only)
+        with open_recording("llm_check", "live" if live else params.llm.mode,
+                            recording) as answers:
+            report = run_llm_check(params, ValidityInputs(documents, sheets, metadata, groups,
+                                                          gold),
+                                   pd.read_parquet(edges), validity, labels, out, answers,
+                                   sample_only)
     except LlmUnavailableError as error:
-        raise UserError(f"the LLM check needs the local LLM (make llm): {error}") from None
+        raise UserError(f"the LLM check asks prompts its recording {recording} lacks, and "
+                        f"needs the local LLM for them (make llm): {error}") from None
     seconds = time.perf_counter() - started
     if sample_only:
         log.info("%d candidates; the sample to label is in %s", report["n_candidates"],

@@ -1,4 +1,4 @@
-"""Subcommand of the LLM reranker: rerank-llm (stage rerank_llm)."""
+"""Subcommands of the local LLM: rerank-llm (stage rerank_llm), llm-replay (stage llm_replay)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
+                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
                                   write_json)
 from countercase.config import load_params
 
@@ -26,22 +26,17 @@ def rerank_llm(
     metadata: Path = METADATA_OPTION,
     out: Path = typer.Option(layout.RERANK_LLM),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    recording: Path = typer.Option(layout.recording("rerank_llm"),
+                                   help="The LLM's recorded answers."),
+    live: bool = LIVE_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rerank the configured pipeline's top documents by the local LLM's P(yes) (AILA 2019
     Tasks 1 and 2, test queries) and compare with no reranking."""
-    import importlib.util
-
-    from countercase.factsheet.llm import LlmUnavailableError, model_path
+    from countercase.factsheet.llm import LlmUnavailableError, open_recording
     from countercase.reranker.llm_run import run_rerank_llm
     from countercase.retrieve.load import IndexPaths
 
-    try:  # before the indexes are loaded: without the model there is nothing to measure
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise LlmUnavailableError("llama-cpp-python is not installed")
-        model_path()
-    except LlmUnavailableError as error:
-        raise UserError(f"the LLM reranker needs the local LLM (make llm): {error}") from None
     for path, what in ((aila_dir / "Query_doc.txt", "AILA topics"),
                        (chunks, "chunks"), (metadata, "metadata"),
                        (index_dir / "precedents_chunks", "precedents BM25 index"),
@@ -49,13 +44,39 @@ def rerank_llm(
         require(path, what)
     params = load_params(params_path)
     try:
-        found = run_rerank_llm(params, aila_dir, IndexPaths(index_dir, dense_dir, chunks, metadata),
-                               out)
+        with open_recording("rerank_llm", "live" if live else params.llm.mode,
+                            recording) as answers:
+            found = run_rerank_llm(params, aila_dir,
+                                   IndexPaths(index_dir, dense_dir, chunks, metadata), out, answers)
     except LlmUnavailableError as error:
-        raise UserError(f"the LLM reranker needs the local LLM (make llm): {error}") from None
+        raise UserError(f"the LLM reranker asks pairs its recording {recording} lacks, and "
+                        f"needs the local LLM for them (make llm): {error}") from None
     if metrics:
         write_json(metrics, found)
     for name, task in found["tasks"].items():
         log.info("%s MAP %.4f -> %.4f (%d queries, %.1f s a query)", name,
                  task["scores"]["no_rerank"]["MAP"], task["scores"]["llm"]["MAP"],
                  len(task["queries"]), task["cost"]["model_seconds_per_query"])
+
+
+@app.command("llm-replay")
+def llm_replay(
+    recordings: Path = typer.Option(layout.RECORDINGS, help="The recordings' folder."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the agreement here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Ask a seeded sample of the recorded LLM prompts again and report how many answers match
+    (stage llm_replay)."""
+    from countercase.factsheet.llm import LlmUnavailableError
+    from countercase.llm_replay import check
+
+    require(recordings, "recordings folder")
+    params = load_params(params_path)
+    try:
+        report = check(recordings, params.llm.check_sample, params.seed, params.llm.model_sha256)
+    except LlmUnavailableError as error:
+        raise UserError(f"the replay check asks the local LLM (make llm): {error}") from None
+    if metrics:
+        write_json(metrics, report)
+    log.info("%s of %d re-asked prompts match their recorded answers", report["matches"],
+             report["sample"])

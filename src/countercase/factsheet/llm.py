@@ -11,12 +11,12 @@
 - The model's values are grounded before they enter a fact sheet: each is looked for in the
   facts (a section by the normaliser, a number with its unit, an evidence phrase by the lexicon);
   what cannot be found in the text is dropped and counted, never kept without a span.
-- Answers are cached on disk by a hash of (model file, prompt, text).
+- Answers are recorded and replayed (:mod:`countercase.recording`); the model is loaded only
+  when a prompt has to be asked, so a replayed stage runs without llama.cpp.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import logging
@@ -28,9 +28,11 @@ from typing import Any
 
 import jsonschema
 
+from countercase import layout
 from countercase.errors import CountercaseError
 from countercase.factsheet import rules
 from countercase.factsheet.schema import EVIDENCE_TYPES, PARTY_TYPES, FactSheet, Party, Span
+from countercase.recording import Mode, Recording
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +83,6 @@ EXAMPLE = (
     "\"months\"}]}\n")
 
 
-_SCHEMA_JSON = json.dumps(LLM_SCHEMA, sort_keys=True)
-
 
 class LlmUnavailableError(CountercaseError, RuntimeError):
     """The model packages or llama-cpp-python are not installed."""
@@ -119,6 +119,12 @@ def model_path(cache_dir: Path | None = None) -> Path:
         raise LlmUnavailableError(f"the joined model has the wrong size (expected {MODEL_BYTES})")
     os.replace(out.name, target)
     return target
+
+
+def open_recording(stage: str, mode: Mode = "replay", path: Path | None = None) -> Recording:
+    """The recorded answers of ``stage`` (``recordings/llm/<stage>.jsonl.gz`` unless ``path``),
+    checked against the installed model when there is one."""
+    return Recording(path or layout.recording(stage), model_path, mode)
 
 
 def parse_answer(raw: str) -> dict:
@@ -189,37 +195,59 @@ def ground(answer: dict, text: str, case_id: str, source: str,
     return sheet, dropped
 
 
-class LlmExtractor:
-    """Fact sheets from the local LLM (see the module docstring). ``extract`` never raises for
-    a bad answer: it returns ``(None, status)`` with the reason."""
+class LocalModel:
+    """The GGUF model in llama.cpp, loaded on the first question (raises
+    :class:`LlmUnavailableError` then when llama-cpp-python or the model is missing)."""
 
     def __init__(self, cache_dir: Path | None = None, threads: int = 2, n_ctx: int = 4096,
-                 max_tokens: int = 500, seed: int = 2019) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise LlmUnavailableError(
-                "llama-cpp-python is not installed (see ENVIRONMENT: build it portable with "
-                "the CMAKE_ARGS given there)") from None
-        self.path = model_path(cache_dir)
-        self.answers = (Path(cache_dir) if cache_dir else default_cache_dir()) / "llm-answers"
-        self.answers.mkdir(parents=True, exist_ok=True)
-        self.max_tokens = max_tokens
-        self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, seed=seed,
-                         verbose=False)
+                 seed: int = 2019) -> None:
+        self.cache_dir, self.threads, self.n_ctx, self.seed = cache_dir, threads, n_ctx, seed
+        self._llm = None
+
+    def path(self) -> Path:
+        return model_path(self.cache_dir)
+
+    @property
+    def llm(self):
+        if self._llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise LlmUnavailableError(
+                    "llama-cpp-python is not installed (make llm builds it portable, with the "
+                    "CMAKE_ARGS of ENVIRONMENT.md)") from None
+            self._llm = Llama(model_path=str(self.path()), n_ctx=self.n_ctx,
+                              n_threads=self.threads, seed=self.seed, verbose=False)
+        return self._llm
+
+    def chat(self, request: dict, settings: dict) -> str:
+        """A chat completion's text: ``request["messages"]`` decoded with ``settings``
+        (``temperature``, ``max_tokens``, ``response_format``; ``n_ctx`` is the model's)."""
+        if settings.get("n_ctx", self.n_ctx) > self.n_ctx:
+            raise ValueError(f"the request was recorded with a context of {settings['n_ctx']}, "
+                             f"more than this model's {self.n_ctx}")
+        reply = self.llm.create_chat_completion(
+            messages=request["messages"], temperature=settings["temperature"],
+            max_tokens=settings["max_tokens"], response_format=settings.get("response_format"))
+        return reply["choices"][0]["message"]["content"] or ""
+
+
+class LlmExtractor:
+    """Fact sheets from the local LLM (see the module docstring), its answers kept in
+    ``recording``. ``extract`` never raises for a bad answer: it returns ``(None, status)``
+    with the reason."""
+
+    def __init__(self, recording: Recording, model: LocalModel | None = None,
+                 max_tokens: int = 500) -> None:
+        self.recording = recording
+        self.model = model or LocalModel()
+        self.settings = {"temperature": 0.0, "max_tokens": max_tokens, "n_ctx": self.model.n_ctx,
+                         "response_format": {"type": "json_object", "schema": LLM_SCHEMA}}
 
     def _ask(self, prompt: str) -> str:
-        key = hashlib.sha256(f"{self.path.name}\n{_SCHEMA_JSON}\n{prompt}".encode()).hexdigest()
-        cached = self.answers / f"{key}.json"
-        if cached.is_file():
-            return cached.read_text(encoding="utf-8")
-        reply = self.llm.create_chat_completion(
-            messages=[{"role": "user", "content": prompt}], temperature=0.0,
-            max_tokens=self.max_tokens,
-            response_format={"type": "json_object", "schema": LLM_SCHEMA})
-        answer = reply["choices"][0]["message"]["content"] or ""
-        cached.write_text(answer, encoding="utf-8")
-        return answer
+        return self.recording.answer(
+            "chat", {"messages": [{"role": "user", "content": prompt}]}, self.settings,
+            self.model.chat)
 
     def extract(self, text: str, case_id: str, source: str,
                 offset: int = 0) -> tuple[FactSheet | None, dict]:

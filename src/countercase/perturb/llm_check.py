@@ -229,11 +229,12 @@ def read_displacement(validity_csv: Path, granularity: str, construction: str) -
 
 
 def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labels: Path,
-                  out: Path, sample_only: bool = False) -> dict[str, Any]:
+                  out: Path, recording, sample_only: bool = False) -> dict[str, Any]:
     """The ``llm_check`` stage. Writes ``out/label_sample.jsonl`` (what the hand labels label)
-    and, unless ``sample_only``, ``out/checks.csv`` (every verdict); returns the metrics."""
+    and, unless ``sample_only``, ``out/checks.csv`` (every verdict); returns the metrics.
+    ``recording``: the LLM's answers (:class:`countercase.recording.Recording`)."""
     from countercase.perturb.cases import load_cases
-    from countercase.perturb.validate import open_validator
+    from countercase.perturb.validate import LlmValidator
     from countercase.perturb.validity import PRIMARY_CONSTRUCTION
 
     sets = load_cases(params, inputs)
@@ -247,11 +248,12 @@ def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labe
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     if sample_only:
         return {"n_candidates": len(candidates), "label_sample": len(sample)}
-    validator = open_validator()
+    validator = LlmValidator(recording)
     checked = check_all(candidates, validator)
     checked.to_csv(out / "checks.csv", index=False)
     report = summarise(checked, params.seed)
     report["model_calls"] = validator.calls
+    report["recording"] = recording.counts.as_dict()
     report["separation"] = separation(checked, read_displacement(
         validity_rows, params.perturb.granularity, PRIMARY_CONSTRUCTION))
     report["agreement"] = agreement(checked, read_labels(labels))

@@ -25,11 +25,12 @@ from tqdm import tqdm
 from countercase.config import Params, PerturbParams
 from countercase.datasets import load
 from countercase.experiment import Experiment, ranked
+from countercase.factsheet.llm import open_recording
 from countercase.factsheet.rules import extract_rules
 from countercase.perturb.cases import CaseSets, QueryCase
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
-from countercase.perturb.validate import open_validator
+from countercase.perturb.validate import LlmValidator
 from countercase.perturb.validity import leave_one_out
 
 log = logging.getLogger(__name__)
@@ -78,11 +79,13 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
     search = retriever_search(retriever)
     seconds, nodes, by_type = [], [], defaultdict(list)
     n_candidates = 0
+    # the LLM check's answers, recorded with the stage's (off by default: perturb.llm_check)
+    validator = LlmValidator(open_recording("perturb")) if params.llm_check else None
     for qid, text in tqdm(queries.items(), desc="trees", unit="tree"):
         started = time.perf_counter()
         tree = PerturbationTree(extract_rules(text, qid, "query"), search, edges, params.k,
                                 text=text, prune_below=params.prune_below,
-                                validator=open_validator() if params.llm_check else None,
+                                validator=validator,
                                 granularity=params.granularity)
         tree.build(params.depth, params.branching)
         seconds.append(time.perf_counter() - started)
@@ -91,6 +94,8 @@ def run_perturb(queries: dict[str, str], retriever, edges: pd.DataFrame, out: Pa
         for fact_type, value in tree.sensitivity().items():
             by_type[fact_type].append(value)
         (out / f"{qid}.json").write_text(tree.to_json(params.model_dump()), encoding="utf-8")
+    if validator is not None:
+        validator.recording.close()
     summary = {
         "n_trees": len(nodes), "n_nodes": sum(nodes), "n_edges": sum(nodes) - len(nodes),
         "nodes_per_tree_max": max(nodes, default=0),

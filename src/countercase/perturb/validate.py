@@ -6,20 +6,21 @@ the root candidates of every corpus query case by the ``llm_check`` stage
 parts ordered so that the model's prompt cache does the work: the instructions are a fixed
 system message, then the original facts (shared by every candidate of a case), then the altered
 facts and the change. The answer is constrained to a JSON schema, its reason to a few words
-(generation is what costs on 2 cores). Answers are cached on disk by a hash of (prompt version,
-original sheet, perturbed sheet, fact type, change), so a tree built again costs no model call. An answer
-that is not valid JSON counts as a rejection, with the reason kept.
+(generation is what costs on 2 cores). Answers are recorded and replayed
+(:mod:`countercase.recording`), so a tree built again costs no model call. An answer that is not
+valid JSON counts as a rejection, with the reason kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 
 import jsonschema
 
+from countercase.factsheet.llm import LocalModel
 from countercase.factsheet.schema import FactSheet
+from countercase.recording import Recording
 
 SYSTEM = (
     "You are a legal expert in Indian law. You are shown the original facts of a case and a "
@@ -35,8 +36,6 @@ ANSWER_SCHEMA = {"type": "object", "required": ["plausible", "operative", "reaso
                                 "operative": {"type": "boolean"},
                                 "reasoning": {"type": "string", "maxLength": 80}}}
 MAX_TOKENS = 64  # the grammar closes the answer well before (80 characters of reason)
-PROMPT_VERSION = hashlib.sha256(
-    f"{SYSTEM}\n{USER}\n{json.dumps(ANSWER_SCHEMA)}\n{MAX_TOKENS}".encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -70,35 +69,24 @@ def parse_verdict(raw: str) -> Verdict:
 
 
 class LlmValidator:
-    def __init__(self, extractor) -> None:
-        """``extractor``: a :class:`countercase.factsheet.llm.LlmExtractor` (its model, cache)."""
-        self.llm = extractor.llm
-        self.cache = extractor.answers.parent / "llm-checks"
-        self.cache.mkdir(parents=True, exist_ok=True)
-        self.calls = 0
+    """The LLM check, its answers kept in ``recording``; ``calls``: the answers it asked the
+    model for in this run (the rest were replayed)."""
+
+    def __init__(self, recording: Recording, model: LocalModel | None = None) -> None:
+        self.recording = recording
+        self.model = model or LocalModel()
+        self.settings = {"temperature": 0.0, "max_tokens": MAX_TOKENS, "n_ctx": self.model.n_ctx,
+                         "response_format": {"type": "json_object", "schema": ANSWER_SCHEMA}}
+
+    @property
+    def calls(self) -> int:
+        return self.recording.counts.asked
 
     def check(self, original: FactSheet, perturbed: FactSheet, fact_type: str,
               change: str) -> Verdict:
-        before, after = brief(original), brief(perturbed)
-        key = hashlib.sha256(
-            f"{PROMPT_VERSION}\n{before}\n{after}\n{fact_type}\n{change}".encode()).hexdigest()
-        cached = self.cache / f"{key}.json"
-        if cached.is_file():
-            return parse_verdict(cached.read_text(encoding="utf-8"))
-        self.calls += 1
-        reply = self.llm.create_chat_completion(
-            messages=[{"role": "system", "content": SYSTEM},
-                      {"role": "user", "content": USER.format(original=before, perturbed=after,
-                                                              change=change)}],
-            temperature=0.0, max_tokens=MAX_TOKENS,
-            response_format={"type": "json_object", "schema": ANSWER_SCHEMA})
-        raw = reply["choices"][0]["message"]["content"] or ""
-        cached.write_text(raw, encoding="utf-8")
+        user = USER.format(original=brief(original), perturbed=brief(perturbed), change=change)
+        raw = self.recording.answer(
+            "chat", {"messages": [{"role": "system", "content": SYSTEM},
+                                  {"role": "user", "content": user}]},
+            self.settings, self.model.chat)
         return parse_verdict(raw)
-
-
-def open_validator() -> LlmValidator:
-    """The validator over the fact sheets' local LLM (raises LlmUnavailableError without it)."""
-    from countercase.factsheet.llm import LlmExtractor
-
-    return LlmValidator(LlmExtractor())

@@ -11,17 +11,15 @@
 - Only the last token's logits are read (``logits_all`` off): asking llama-cpp-python's
   ``create_completion`` for ``logprobs`` needs logits for every prompt token. Nothing is
   sampled, so the score is deterministic (no temperature or seed enters it).
-- Scores are cached on disk by a hash of (model file, prompt), with what each cost when it was
-  computed, so a rerun of the stage makes no model call and still reports the model's cost.
+- Scores are recorded (:mod:`countercase.recording`, kind ``p_yes``) with what each cost when
+  it was computed, so a rerun of the stage makes no model call, needs no model, and still
+  reports the model's cost.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +28,8 @@ from typing import Literal
 
 import numpy as np
 
-from countercase.factsheet.llm import LlmUnavailableError, default_cache_dir, model_path
+from countercase.factsheet.llm import MODEL_FILE, LlmUnavailableError, model_path
+from countercase.recording import Recording
 from countercase.retrieve.rerank import Passage
 
 log = logging.getLogger(__name__)
@@ -65,7 +64,7 @@ def cut(text: str, max_chars: int) -> str:
 @dataclass
 class LlmCost:
     model_calls: int = 0  # passages scored by the model
-    cache_hits: int = 0  # passages answered from the disk cache
+    cache_hits: int = 0  # passages answered from the recording
     prefix_reuses: int = 0  # model calls that found their query's prefix already evaluated
     prompt_tokens: int = 0  # tokens of the prompts scored by the model
     evaluated_tokens: int = 0  # tokens the model actually evaluated (the prefixes reused excluded)
@@ -84,29 +83,37 @@ class LlmRelevanceReranker:
     docstring). ``kind``: what a passage is, a ``precedent`` (AILA Task 1) or a ``statute``
     (Task 2)."""
 
-    def __init__(self, kind: Kind = "precedent", query_chars: int = 1500,
+    def __init__(self, recording: Recording | None, kind: Kind = "precedent", query_chars: int = 1500,
                  passage_chars: int = 1000, cache_dir: Path | None = None, threads: int = 2,
                  n_ctx: int = 2048, seed: int = 2019) -> None:
         if kind not in QUESTIONS:
             raise ValueError(f"kind must be one of {', '.join(QUESTIONS)}, got {kind!r}")
         if query_chars < 1 or passage_chars < 1:
             raise ValueError("query_chars and passage_chars must be positive")
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise LlmUnavailableError(
-                "llama-cpp-python is not installed (see ENVIRONMENT: build it portable with "
-                "the CMAKE_ARGS given there)") from None
         self.kind, self.query_chars, self.passage_chars = kind, query_chars, passage_chars
-        self.path = model_path(cache_dir)
-        self.model_name = self.path.name
-        self.cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / "llm-rerank"
-        self.cache.mkdir(parents=True, exist_ok=True)
-        self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads, seed=seed,
-                         logits_all=False, verbose=False)
-        self.n_ctx = n_ctx
-        self.answer_ids = {answer: self._single_tokens(words) for answer, words in ANSWERS.items()}
+        self.recording = recording  # None: only asks (the replay check), never scores
+        self.cache_dir, self.threads, self.n_ctx, self.seed = cache_dir, threads, n_ctx, seed
+        self.model_name = MODEL_FILE
+        self.settings = {"n_ctx": n_ctx, "answers": ANSWERS}
+        self._llm = None
         self.cost = LlmCost()
+
+    @property
+    def llm(self):
+        """The model, loaded on the first pair the recording cannot answer."""
+        if self._llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise LlmUnavailableError(
+                    "llama-cpp-python is not installed (make llm builds it portable, with the "
+                    "CMAKE_ARGS of ENVIRONMENT.md)") from None
+            self._llm = Llama(model_path=str(model_path(self.cache_dir)), n_ctx=self.n_ctx,
+                              n_threads=self.threads, seed=self.seed, logits_all=False,
+                              verbose=False)
+            self.answer_ids = {answer: self._single_tokens(words)
+                               for answer, words in ANSWERS.items()}
+        return self._llm
 
     def _single_tokens(self, words: Sequence[str]) -> list[int]:
         ids = []
@@ -151,33 +158,34 @@ class LlmRelevanceReranker:
                 for answer, ids in self.answer_ids.items()}
         return mass["yes"] / (mass["yes"] + mass["no"])
 
+    def ask(self, request: dict, settings: dict) -> dict:
+        """The model's P(yes) for a recorded request (``prefix``, ``rest``), with its cost."""
+        if settings.get("n_ctx", self.n_ctx) > self.n_ctx:
+            raise ValueError(f"the request was recorded with a context of {settings['n_ctx']}, "
+                             f"more than this model's {self.n_ctx}")
+        started = time.perf_counter()
+        evaluated = self.cost.evaluated_tokens
+        prefix_ids = self._tokens(request["prefix"])
+        rest_ids = self._tokens(request["rest"])
+        p_yes = self._p_yes(prefix_ids, rest_ids)
+        seconds = time.perf_counter() - started
+        self.cost.model_calls += 1
+        self.cost.prompt_tokens += len(prefix_ids) + len(rest_ids)
+        self.cost.seconds += seconds
+        return {"p_yes": p_yes, "prompt_tokens": len(prefix_ids) + len(rest_ids),
+                "evaluated_tokens": self.cost.evaluated_tokens - evaluated,
+                "seconds": round(seconds, 4)}
+
     def score(self, query: str, passages: Sequence[Passage]) -> list[float]:
         if not query or not query.strip():
             raise ValueError("empty query: the LLM reranker needs the facts of a case")
         scores = []
         for _, text in passages:
             prefix, rest = self.prompts(query, text)
-            key = hashlib.sha256(f"{self.model_name}\n{prefix}{rest}".encode()).hexdigest()
-            cached = self.cache / f"{key}.json"
-            if cached.is_file():
-                record = json.loads(cached.read_text(encoding="utf-8"))
-                self.cost.cache_hits += 1
-            else:
-                started = time.perf_counter()
-                evaluated = self.cost.evaluated_tokens
-                prefix_ids = self._tokens(prefix)
-                rest_ids = self._tokens(rest)
-                p_yes = self._p_yes(prefix_ids, rest_ids)
-                seconds = time.perf_counter() - started
-                record = {"p_yes": p_yes, "prompt_tokens": len(prefix_ids) + len(rest_ids),
-                          "evaluated_tokens": self.cost.evaluated_tokens - evaluated,
-                          "seconds": round(seconds, 4)}
-                self.cost.model_calls += 1
-                self.cost.prompt_tokens += record["prompt_tokens"]
-                self.cost.seconds += seconds
-                partial = cached.with_suffix(".partial")  # a killed run leaves no broken entry
-                partial.write_text(json.dumps(record), encoding="utf-8")
-                os.replace(partial, cached)
+            replayed = self.recording.counts.replayed
+            record = self.recording.answer("p_yes", {"prefix": prefix, "rest": rest},
+                                           self.settings, self.ask)
+            self.cost.cache_hits += self.recording.counts.replayed - replayed
             self.cost.recorded_seconds += record["seconds"]
             self.cost.recorded_prompt_tokens += record["prompt_tokens"]
             self.cost.recorded_evaluated_tokens += record["evaluated_tokens"]

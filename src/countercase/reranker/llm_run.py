@@ -28,6 +28,7 @@ from countercase.datasets import AILA_COLLECTIONS, Dataset, load
 from countercase.datasets.aila import TEST
 from countercase.experiment import Experiment, ranked
 from countercase.experiment.systems import candidate_params
+from countercase.recording import Recording
 from countercase.reranker.llm import LlmRelevanceReranker
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.rerank import rerank
@@ -62,15 +63,15 @@ def _candidates(dataset: Dataset, params: Params, paths: IndexPaths):
 
 
 def rerank_collection(name: str, params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
-                      cache_dir: Path | None = None) -> dict[str, Any]:
+                      recording: Recording, cache_dir: Path | None = None) -> dict[str, Any]:
     p = params.rerank_llm
     qids = test_queries(p.queries)
     dataset = load(f"{name.replace('-', '/')}/test", aila_dir).subset(qids, "llm")
     t = time.perf_counter()
     hits = _candidates(dataset, params, paths)
     retrieval_seconds = time.perf_counter() - t
-    reranker = LlmRelevanceReranker(KIND[dataset.task], p.query_chars, p.passage_chars,
-                                    cache_dir, p.threads, p.n_ctx, params.seed)
+    reranker = LlmRelevanceReranker(recording, KIND[dataset.task], p.query_chars,
+                                    p.passage_chars, cache_dir, p.threads, p.n_ctx, params.seed)
     load_average = [os.getloadavg()[0]]
     rows, seconds = [], {}
 
@@ -126,10 +127,11 @@ def rerank_collection(name: str, params: Params, aila_dir: Path, paths: IndexPat
 
 
 def run_rerank_llm(params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
-                   cache_dir: Path | None = None) -> dict[str, Any]:
+                   recording: Recording, cache_dir: Path | None = None) -> dict[str, Any]:
+    """The stage; ``recording``: the LLM's P(yes) answers (replayed where it holds them)."""
     p = params.rerank_llm
     started = time.perf_counter()
-    tasks = {name: rerank_collection(name, params, aila_dir, paths, out, cache_dir)
+    tasks = {name: rerank_collection(name, params, aila_dir, paths, out, recording, cache_dir)
              for name in AILA_COLLECTIONS}
     models = {t.pop("model") for t in tasks.values()}
     n = len(test_queries(p.queries))
@@ -144,4 +146,5 @@ def run_rerank_llm(params: Params, aila_dir: Path, paths: IndexPaths, out: Path,
                       "domain reranker off); the top "
                       "depth documents reordered by P(yes) of their best chunk, the tail kept",
         "tasks": tasks, "seconds": round(time.perf_counter() - started, 1),
+        "recording": recording.counts.as_dict(),
     }
