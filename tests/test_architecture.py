@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # Lower layers first. A module may import its own package, the base modules and the packages
 # before its own, never one after it (the command line, ``cli``, ``paper``, the facade of
 # notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top).
-BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu", "bf16", "models",
+BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu", "models",
         "datasets", "learned", "thresholds", "stage_times", "splits", "resume", "recording"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout", "retrieve",
           "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]

@@ -307,8 +307,10 @@ def test_a_precision_needs_its_own_encoder(paragraphs, encoder, onnx_cache):
     with pytest.raises(ValueError, match="onnx-int8"):
         embed(encoder, paragraphs[:2], precision="onnx-int8")
     model = load_encoder(MINILM, onnx_cache, precision="onnx-int8")
-    with pytest.raises(ValueError, match="bfloat16"):
-        embed(model, paragraphs[:2], precision="bfloat16")
+    with pytest.raises(ValueError, match="float32"):
+        embed(model, paragraphs[:2], precision="float32")
+    with pytest.raises(ValueError, match="unknown precision 'bfloat16'"):  # retired
+        embed(encoder, paragraphs[:2], precision="bfloat16")
     with pytest.raises(ValueError, match="unknown precision"):
         load_encoder(MINILM, onnx_cache, precision="int4")
 

@@ -151,7 +151,7 @@ def test_the_first_window_probe_follows_the_full_run(raw_dir, tiny_model):
     params = NerParams(max_train_sentences=90, epochs=1, batch_size=8, max_length=48,
                        learning_rate=3e-4, log_every=3, max_steps=0, preamble_fraction=0.2)
     found = first_window(raw_dir / "ner/inlegalner_bio", params, seed=2019, steps=3)
-    assert found["steps"] == 3 and found["bf16"] == params.bf16
+    assert found["steps"] == 3
     assert found["mean_loss"] == report["training"]["loss_first"]
 
 

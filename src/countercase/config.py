@@ -36,7 +36,7 @@ class ExtractParams(_Section):
 
 class IndexParams(_Section):
     encoder: str = "all-MiniLM-L6-v2"  # or all-mpnet-base-v2, or a sentence-transformers folder
-    precision: Literal["float32", "bfloat16", "onnx-float32", "onnx-int8"] = "bfloat16"  # encoders
+    precision: Literal["float32", "onnx-float32", "onnx-int8"] = "float32"  # encoders
     batch_size: int = Field(32, gt=0)
     threads: int = Field(2, gt=0)  # Lucene indexing threads
 
@@ -100,7 +100,6 @@ class NerParams(_Section):
     weight_decay: float = Field(0.01, ge=0)
     max_steps: int = Field(0, ge=0)  # training stops after these steps (0: all epochs)
     threads: int = Field(2, gt=0)  # torch threads
-    bf16: bool = True  # bfloat16 autocast in training (weights stay float32)
     freeze_word_embeddings: bool = True  # train the layers and head only (faster steps)
     preamble_fraction: float = Field(0.3, ge=0, le=1)  # share of preamble windows trained on
     max_train_sentences: int = Field(0, ge=0)  # 0: all; a quick run reads fewer
@@ -178,7 +177,6 @@ class BiencoderParams(_Section):
     max_length: int = Field(256, ge=16, le=512)  # word pieces of a query or a passage
     max_steps: int = Field(0, ge=0)  # training stops after these steps (0: every epoch)
     curve_at: list[float] = [0.5, 1.0]  # fractions of the planned steps validated on dev
-    bf16: bool = True  # bfloat16 autocast in training (weights stay float32)
     threads: int = Field(2, gt=0)
     log_every: int = Field(10, gt=0)  # steps between logged mean losses
     resume_every: int = Field(10, ge=0)  # steps between saved training states (0: checkpoints only)

@@ -1,19 +1,15 @@
-"""What this CPU does with bfloat16, and what a training step costs in each way of doing it.
+"""What this CPU does with bfloat16, and why no stage depends on it.
 
-The stages ``train_ner``, ``train_biencoder``, ``embed`` and ``embed_ft`` run their matrix
-products under bfloat16 autocast (``params.yaml``: ``ner.bf16``, ``biencoder.bf16``,
-``index.precision``). On a CPU with native bfloat16 (AMX or AVX512-BF16, what oneDNN calls
-"mkldnn bf16 supported") that is about twice as fast as float32. On a CPU without it (an AVX2
-EPYC, for one), PyTorch falls back to a reference GEMM: measured on one, a ``train_ner`` step
-of 16 full windows took 36.0 s in bfloat16 against 1.9 s in float32. That, more than OpenMP's
-spinning (:mod:`countercase.threads`), is how a step became 74 times slower. There the stages
-compute the same bfloat16 arithmetic with float32 GEMMs instead (:mod:`countercase.bf16`).
+Every stage trains and encodes in float32 (``index.precision``; DESIGN.md). bfloat16 is fast only
+on a CPU with native support (AMX or AVX512-BF16, what oneDNN calls "mkldnn bf16 supported");
+elsewhere PyTorch falls back to a reference GEMM: measured on an AVX2 EPYC, a ``train_ner`` step
+of 16 full windows took 36.0 s in bfloat16 against 1.9 s in float32, and copying one CPU's
+rounding on another (the retired ``countercase.bf16``) still ran about 3 times slower than
+float32 and still flipped choices between builds.
 
-``python -m countercase.cpu`` times a ``train_ner`` step in float32, in PyTorch's bfloat16 and
-in :func:`countercase.bf16.bf16_products`, with every step's loss, and writes
-``metrics/timing/cpu.json``; ``countercase train-ner --first-window N`` compares the stage's
-first steps with the run of record. :func:`check_bf16` says, when such a stage starts, that its
-numbers come from the emulation.
+``python -m countercase.cpu`` times a ``train_ner`` step in float32 and in PyTorch's bfloat16,
+with every step's loss, and writes ``metrics/timing/cpu.json``: the evidence for the choice on the
+CPU at hand. :func:`facts` describes the CPU for the timing files and ``make repro``'s record.
 """
 
 from __future__ import annotations
@@ -54,21 +50,6 @@ def facts() -> dict:
             "capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16()}
 
 
-def check_bf16(stage: str, enabled: bool, setting: str) -> bool:
-    """Say when ``stage`` is to run under bfloat16 on a CPU that only emulates it; True when
-    it will be emulated."""
-    emulated = enabled and not native_bf16()
-    if emulated:
-        log.warning(
-            "%s runs under bfloat16 (%s) but this CPU (%s) has no native bfloat16: its matrix "
-            "products are float32 products of bfloat16 operands rounded to bfloat16 "
-            "(countercase.bf16), the same arithmetic as native bfloat16 up to the "
-            "order of float32 sums. Its last digits may differ from metrics/, made on AMX; "
-            "`python -m countercase.cpu` and `countercase train-ner --first-window 50` measure "
-            "how far.", stage, setting, facts()["model"])
-    return emulated
-
-
 # A train_ner step: the packaged MiniLM with a token-classification head and its word embeddings
 # frozen, a batch of 16 windows of 128 word pieces
 _STEP = """
@@ -81,12 +62,10 @@ model.get_input_embeddings().weight.requires_grad_(False)  # as train_ner does
 optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], 1e-4)
 ids = torch.randint(1000, 30000, (16, 128))
 labels = torch.randint(0, 29, (16, 128))
-from countercase.bf16 import bf16_products
-def step():  # as ner.train._step does
-    with bf16_products({bf16}, emulate={emulate}):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
-            loss = model(input_ids=ids, labels=labels).loss
-        loss.backward()
+def step():  # as ner.train._step did before it was float32 only
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled={bf16}):
+        loss = model(input_ids=ids, labels=labels).loss
+    loss.backward()
     optimiser.step()
     optimiser.zero_grad()
     return loss.item()
@@ -96,9 +75,8 @@ losses += [step() for _ in range({steps})]
 print((time.perf_counter() - started) / {steps}, *losses)
 """
 
-# name -> (bfloat16 autocast, bf16_products' emulation)
-WAYS = {"float32": (False, False), "bfloat16": (True, False),
-        "bfloat16_float32_products": (True, True)}
+# name -> bfloat16 autocast
+WAYS = {"float32": False, "bfloat16": True}
 
 
 def run_steps(way: str, threads: int, steps: int) -> dict:
@@ -108,8 +86,7 @@ def run_steps(way: str, threads: int, steps: int) -> dict:
     from countercase.models import MINILM, encoder_dir, offline
 
     offline()
-    bf16, emulate = WAYS[way]
-    code = _STEP.format(threads=threads, bf16=bf16, emulate=emulate, steps=steps,
+    code = _STEP.format(threads=threads, bf16=WAYS[way], steps=steps,
                         backbone=str(encoder_dir(MINILM)))
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout.split("\n")[-2].split()

@@ -131,7 +131,7 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
 
     def validate(model) -> dict[str, float]:
         return {"score": pool_map(lambda texts: embed(model, texts, show_progress=False,
-                                                      precision="bfloat16"),
+                                                      precision="float32"),
                                   dev_pairs, citations)}
 
     base = encoder_dir(params.index.encoder)
@@ -139,7 +139,7 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
     result = train(train_pairs, base, out / "model", lambda a, b: (a, b) in links,
                    seed=params.seed, epochs=p.epochs, batch_size=p.batch_size,
                    learning_rate=p.learning_rate, scale=p.scale, max_length=p.max_length,
-                   max_steps=p.max_steps, curve_at=p.curve_at, bf16=p.bf16, threads=p.threads,
+                   max_steps=p.max_steps, curve_at=p.curve_at, threads=p.threads,
                    log_every=p.log_every, validate=validate,
                    resume=(resume_dir, inputs) if resume_dir else None,
                    resume_every=p.resume_every)

@@ -30,7 +30,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from countercase.bf16 import bf16_products
 from countercase.learned import TrainLog
 from countercase.resume import Resume, resume_key
 
@@ -101,7 +100,7 @@ def load_encoder_for_training(path: Path, seed: int, max_length: int):
 def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str, str], bool],
           *, seed: int, epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
           warmup_fraction: float = 0.1, scale: float = 20.0, max_length: int = 256,
-          max_steps: int = 0, curve_at: Sequence[float] = (0.5, 1.0), bf16: bool = True,
+          max_steps: int = 0, curve_at: Sequence[float] = (0.5, 1.0),
           threads: int = 2, log_every: int = 10, validate: Callable | None = None,
           resume: tuple[Path, str] | None = None, resume_every: int = 0) -> TrainResult:
     """Train from the sentence-transformers folder ``base``; the best checkpoint by
@@ -141,7 +140,7 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
             caller, (dataclasses.asdict(pair) for pair in pairs), base=str(base), seed=seed,
             epochs=epochs, batch_size=batch_size,
             learning_rate=learning_rate, warmup_fraction=warmup_fraction, scale=scale,
-            max_length=max_length, max_steps=max_steps, curve_at=list(curve_at), bf16=bf16,
+            max_length=max_length, max_steps=max_steps, curve_at=list(curve_at),
             log_every=log_every))
 
     def checkpoint(step: int) -> None:
@@ -189,10 +188,8 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
     model.train()  # a resumed run skipped the untrained checkpoint that set it
     bar = tqdm(total=total, initial=first - 1, desc="train bi-encoder", unit="step")
     for step, batch in enumerate(batches[first - 1:total], start=first):
-        with bf16_products(bf16):
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                loss = batch_loss(model, batch, cites, scale)
-            loss.backward()
+        loss = batch_loss(model, batch, cites, scale)
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()

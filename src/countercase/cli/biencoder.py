@@ -31,12 +31,10 @@ def train_biencoder(
 ) -> None:
     """Fine-tune the dense encoder on the citation collection's tuning pairs (dev: checkpoints)."""
     from countercase.biencoder.run import run_train_biencoder
-    from countercase.cpu import check_bf16
 
     require(groups, "citation groups (stage train_reranker)")
     require_folder(citations, "citation collection (stage citations)")
     params = load_params(params_path)
-    check_bf16("train_biencoder", params.biencoder.bf16, "biencoder.bf16")
     report = run_train_biencoder(params, groups, citations, out, resume_dir)
     stage_times.carry(report["training"]["seconds_in_earlier_runs"])
     if metrics:

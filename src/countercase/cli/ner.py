@@ -22,12 +22,12 @@ def train_ner(
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
     first_window: int = typer.Option(
-        0, min=0, help="Train only this many steps of the full run, in float32 and in bfloat16, and "
-                "print their mean loss and seconds a step; nothing is written (metrics/ner.json's "
-                "loss_first is the first ner.log_every steps)."),
+        0, min=0, help="Train only this many steps of the full run and print their mean loss "
+                "and seconds a step; nothing is written (metrics/ner.json's loss_first is the "
+                "first ner.log_every steps)."),
 ) -> None:
     """Train the legal entity tagger (params.yaml `ner`) and score it on the dev set."""
-    from countercase.cpu import check_bf16, facts
+    from countercase.cpu import facts
     from countercase.ner.train import train_ner as run
 
     require(data, "InLegalNER folder")
@@ -35,11 +35,9 @@ def train_ner(
     if first_window:
         from countercase.ner.train import first_window as probe
 
-        found = [probe(data, params.ner.model_copy(update={"bf16": bf16}), params.seed,
-                       first_window) for bf16 in (False, True)]
+        found = probe(data, params.ner, params.seed, first_window)
         print(json.dumps({"cpu": facts(), "first_window": found}, indent=2))
         return
-    check_bf16("train_ner", params.ner.bf16, "ner.bf16")
     report = run(data, out, params.ner, params.seed)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})

@@ -95,13 +95,12 @@ def embed(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
-    from countercase.cpu import check_bf16, facts
+    from countercase.cpu import facts
     from countercase.index.run import run_embed
 
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
     params = load_params(params_path).index
-    check_bf16("embed", params.precision == "bfloat16", "index.precision")
     if encoder is not None:
         require_folder(encoder, "encoder folder")
         # the weights behind a folder's name can change: what was embedded with them is redone

@@ -4,8 +4,8 @@
 Precisions (``index.precision`` in ``params.yaml``; the embeddings' ``meta.json`` records it and
 queries are embedded in the same one):
 
-- ``float32`` and ``bfloat16``: the ``SentenceTransformer`` on PyTorch, bfloat16 under CPU
-  autocast;
+- ``float32``: the ``SentenceTransformer`` on PyTorch (no bfloat16: emulated on CPUs without
+  AVX512-BF16 or AMX it ran about 3 times slower than float32, and its rounding differed by CPU);
 - ``onnx-float32`` and ``onnx-int8``: the same transformer exported to ONNX
   (:func:`onnx_model_dir`, once per weights file, into the model cache), int8 by ONNX Runtime's
   dynamic quantisation with a scale per output channel, mean-pooled and normalised here as
@@ -29,13 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from countercase.bf16 import bf16_products
 from countercase.models import default_cache_dir, encoder_dir, offline
 
 log = logging.getLogger(__name__)
 offline()  # before transformers is imported anywhere
 
-TORCH_PRECISIONS = ("float32", "bfloat16")
+TORCH_PRECISIONS = ("float32",)
 ONNX_FILES = {"onnx-float32": "model.onnx", "onnx-int8": "model.int8.onnx"}
 PRECISIONS = (*TORCH_PRECISIONS, *ONNX_FILES)
 ONNX_OPSET = 17
@@ -67,9 +66,6 @@ def embed(encoder, texts: Sequence[str], batch_size: int = 32,
     """Embeddings of ``texts`` as a C-contiguous float32 array of L2-normalised rows.
 
     Input longer than the encoder's ``max_seq_length`` is truncated by the encoder.
-    ``precision="bfloat16"`` runs the matrix products under CPU autocast: measured here on
-    384 corpus chunks, 2.7 times the float32 speed with a cosine to the float32 vector of at
-    least 0.9999 (PyTorch's dynamic int8 was 2.2 times faster but only 0.93 on average).
     The ONNX precisions need the encoder :func:`load_encoder` gave for them.
     """
     _check(precision)
@@ -83,13 +79,8 @@ def embed(encoder, texts: Sequence[str], batch_size: int = 32,
     if isinstance(encoder, OnnxSentenceEncoder):
         vectors = encoder.encode(texts, batch_size=batch_size)
     else:
-        import torch
-
-        bf16 = precision == "bfloat16"
-        with bf16_products(bf16), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            vectors = encoder.encode(texts, batch_size=batch_size,
-                                     show_progress_bar=show_progress, convert_to_numpy=True,
-                                     normalize_embeddings=True)
+        vectors = encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress,
+                                 convert_to_numpy=True, normalize_embeddings=True)
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     if np.any(norms == 0):

@@ -23,7 +23,6 @@ from typing import Any
 from tqdm import tqdm
 
 from countercase.config import NerParams
-from countercase.bf16 import bf16_products
 from countercase.learned import check_learned
 from countercase.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
@@ -172,15 +171,13 @@ def _start(data_dir: Path, params: NerParams, seed: int) -> _Start:
                   last, rng)
 
 
-def _step(run: _Start, batch: list[int], bf16: bool) -> float:
-    """One optimiser step on ``batch``; its loss."""
+def _step(run: _Start, batch: list[int]) -> float:
+    """One optimiser step on ``batch`` (float32); its loss."""
     import torch
 
     inputs = _collate([run.features[i] for i in batch], run.tokenizer.pad_token_id)
-    with bf16_products(bf16):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = run.model(**inputs).loss
-        loss.backward()
+    loss = run.model(**inputs).loss
+    loss.backward()
     torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
     run.optimizer.step()
     run.schedule.step()
@@ -198,8 +195,8 @@ def first_window(data_dir: Path, params: NerParams, seed: int, steps: int) -> di
     for batch in _batches(run.features, params.batch_size, run.rng):
         if len(losses) == steps:
             break
-        losses.append(_step(run, batch, params.bf16))
-    return {"bf16": params.bf16, "steps": len(losses),
+        losses.append(_step(run, batch))
+    return {"steps": len(losses),
             "mean_loss": round(sum(losses) / len(losses), 4),
             "seconds_per_step": round((time.perf_counter() - started) / len(losses), 3)}
 
@@ -220,7 +217,7 @@ def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
             if step == last:
                 stopped = step < planned
                 break
-            window.append(_step(run, batch, params.bf16))
+            window.append(_step(run, batch))
             step += 1
             bar.update(1)
             if step % params.log_every == 0 or step == planned:
