@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from countercase import layout
 from countercase.errors import CountercaseError
@@ -230,6 +230,39 @@ class ScaleoutParams(_Section):
     shard_chunks: int = Field(2048, ge=1)  # chunks an embedding task: a multiple of the batch
 
 
+class BudgetParams(_Section):
+    """Minutes each stage may take on the slower CPU seen (the 2-core AVX2 EPYC), one table for
+    every stage of ``dvc.yaml`` (a test checks that). A stage is held to them through the
+    sizes and steps of its own section, chosen by the rule in ``configs/budget_rule.yaml``."""
+
+    total_minutes: float = Field(75, gt=0)  # the default pipeline's stages together
+    stage_limit: float = Field(15, gt=0)  # any one stage ...
+    floor_limit: float = Field(25, gt=0)  # ... or one whose measured floor is stated in floors
+    minutes: dict[str, float] = {}
+    floors: dict[str, str] = {}  # stage -> the measured floor that keeps it above stage_limit
+    opt_in: list[str] = []  # stages bound for the opt-in pipeline: outside total_minutes
+
+    @model_validator(mode="after")
+    def _within_limits(self) -> "BudgetParams":
+        for stage, minutes in self.minutes.items():
+            limit = self.floor_limit if stage in self.floors else self.stage_limit
+            if not 0 < minutes <= limit:
+                raise ValueError(f"{stage}: {minutes} min is outside (0, {limit}]"
+                                 + ("" if stage in self.floors else
+                                    " (a stage above it needs its measured floor in floors)"))
+        for stage in (*self.floors, *self.opt_in):
+            if stage not in self.minutes:
+                raise ValueError(f"{stage} has no budget in minutes")
+        if self.default_minutes() > self.total_minutes:
+            raise ValueError(f"the stages' budgets sum to {self.default_minutes():g} min, more "
+                             f"than total_minutes {self.total_minutes:g}")
+        return self
+
+    def default_minutes(self) -> float:
+        """The default pipeline's budget: every stage but the opt-in ones."""
+        return round(sum(m for s, m in self.minutes.items() if s not in self.opt_in), 2)
+
+
 class Params(_Section):
     seed: int = 2019
     ingest: IngestParams = IngestParams()
@@ -247,6 +280,7 @@ class Params(_Section):
     rerank_llm: RerankLlmParams = RerankLlmParams()
     llm_check: LlmCheckParams = LlmCheckParams()
     scaleout: ScaleoutParams = ScaleoutParams()
+    budgets: BudgetParams = BudgetParams()
 
     def tree_retrieve(self, fact_weight: float | None = None) -> RetrieveParams:
         """The precedent pipeline a perturbation tree searches at every node: ``retrieve`` at

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import yaml
 
 from countercase.rebuild import table as rebuild_table
+from countercase.stage_times import budgets
 from countercase.stage_times import markdown as stage_table
 
 BLOCK = re.compile(r"(<!-- measured:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
@@ -427,7 +428,7 @@ def results(o: Outputs) -> str:
 
 def stage_times(o: Outputs) -> str:
     table = o.metric("timing/summary.json")
-    return stage_table(table) + "\n" if table else "*no stage has run yet*\n"
+    return stage_table(table, budgets()) + "\n" if table else "*no stage has run yet*\n"
 
 
 def scaleout(o: Outputs) -> str:

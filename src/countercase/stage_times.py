@@ -95,18 +95,45 @@ def _dvc_order(dvc_yaml: Path = Path("dvc.yaml")) -> dict[str, int]:
     return {name: i for i, name in enumerate(stages)}
 
 
-def markdown(table: dict) -> str:
+def markdown(table: dict, budgets: dict[str, float] | None = None) -> str:
+    """The table in Markdown; with ``budgets`` (stage -> minutes, ``params.yaml`` budgets) a
+    column of them, each stage over its budget marked, and a row for every budgeted stage that
+    has not run yet."""
+    stages = dict(table["stages"])
+    if budgets:
+        stages |= {name: None for name in budgets if name not in stages}
+        order = _dvc_order()
+        stages = dict(sorted(stages.items(), key=lambda item: order.get(item[0], len(order))))
     # the dashes set pandoc's column widths in the paper: the last column holds the long notes
-    rows = ["| stage | seconds | minutes | last run (UTC) |",
-            "|--------------|--------:|--------:|----------------------------------------|"]
-    rows += [f"| `{name}` | {s['seconds']:,.0f} | {s['seconds'] / 60:.1f} | {s['finished']}"
-             + (f" (went on from an interrupted run: {s['carried_seconds']:,.0f} s of it before)"
-                if s.get("carried_seconds") else "") + " |"
-             for name, s in table["stages"].items()]
-    rows.append(f"| total | {table.get('total_seconds', 0):,.0f} | "
-                f"{table.get('total_minutes', 0):.1f} | |")
+    head = "| stage | seconds | minutes |" + (" budget (min) |" if budgets else "")
+    rule = "|--------------|--------:|--------:|" + ("-------:|" if budgets else "")
+    rows = [head + " last run (UTC) |", rule + "----------------------------------------|"]
+    for name, s in stages.items():
+        budget = ""
+        if budgets:
+            limit = budgets.get(name)
+            over = s is not None and limit is not None and s["seconds"] / 60 > limit
+            budget = f" {limit:g}{' **over**' if over else ''} |" if limit else " - |"
+        if s is None:
+            rows.append(f"| `{name}` | - | - |{budget} not run yet |")
+            continue
+        rows.append(f"| `{name}` | {s['seconds']:,.0f} | {s['seconds'] / 60:.1f} |{budget} "
+                    f"{s['finished']}"
+                    + (f" (went on from an interrupted run: {s['carried_seconds']:,.0f} s of it "
+                       "before)" if s.get("carried_seconds") else "") + " |")
+    total = f"| total | {table.get('total_seconds', 0):,.0f} | {table.get('total_minutes', 0):.1f} |"
+    rows.append(total + (f" {sum(budgets.values()):g} |" if budgets else "") + " |")
     return "\n".join(rows)
 
 
+def budgets() -> dict[str, float]:
+    """The default pipeline's budgets in minutes (``params.yaml`` budgets, opt-in stages left
+    out)."""
+    from countercase.config import load_params
+
+    found = load_params().budgets
+    return {s: m for s, m in found.minutes.items() if s not in found.opt_in}
+
+
 if __name__ == "__main__":
-    print(markdown(read()))
+    print(markdown(read(), budgets()))

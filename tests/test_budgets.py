@@ -1,0 +1,72 @@
+"""The stage budgets (params.yaml ``budgets``): one table for every stage of dvc.yaml, within the
+limits of issue 40, and a rule, written before any budgeted run, whose knobs are real params."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from countercase.config import ConfigError, load_params
+from countercase.stage_times import markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def raw_params() -> dict:
+    return yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+
+
+def test_every_stage_of_the_pipeline_has_a_budget():
+    stages = set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
+    budgets = load_params(ROOT / "params.yaml").budgets
+    assert set(budgets.minutes) == stages
+    assert budgets.default_minutes() <= budgets.total_minutes
+
+
+def _with_budgets(raw: dict, tmp_path: Path, **changes) -> Path:
+    budgets = {**raw["budgets"], "minutes": {**raw["budgets"]["minutes"], **changes}}
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({**raw, "budgets": budgets}), encoding="utf-8")
+    return path
+
+
+def test_a_budget_past_its_limit_is_refused_with_the_stage_named(raw_params, tmp_path):
+    with pytest.raises(ConfigError, match=r"tune: 16.0 min is outside \(0, 15.0\]"):
+        load_params(_with_budgets(raw_params, tmp_path, tune=16))
+    with pytest.raises(ConfigError, match="embed: 30.0 min is outside"):  # floors stop at 25
+        load_params(_with_budgets(raw_params, tmp_path, embed=30))
+    with pytest.raises(ConfigError, match="sum to .* more than total_minutes 75"):
+        load_params(_with_budgets(raw_params, tmp_path, tune=15, evaluate=15))
+
+
+def test_opt_in_stages_stay_outside_the_total(raw_params):
+    budgets = load_params(ROOT / "params.yaml").budgets
+    counted = sum(m for s, m in budgets.minutes.items() if s not in budgets.opt_in)
+    assert budgets.default_minutes() == pytest.approx(counted)
+    assert set(budgets.opt_in) <= set(budgets.minutes)
+
+
+def test_the_rule_names_a_quality_floor_and_real_knobs(raw_params):
+    rule = yaml.safe_load((ROOT / "configs" / "budget_rule.yaml").read_text(encoding="utf-8"))
+    assert rule["quality_floor"] and rule["rule"]
+    for stage, knob in rule["knobs"].items():
+        assert stage in raw_params["budgets"]["minutes"], stage
+        for key in ("size", "then"):
+            name = knob.get(key)
+            if name and name != "none":
+                section, field = name.split(".")
+                assert field in raw_params[section], name
+
+
+def test_the_stage_table_marks_what_runs_over_and_what_has_not_run():
+    table = {"stages": {"ingest": {"seconds": 30.0, "finished": "2026-11-27T00:00:00+00:00"},
+                        "tune": {"seconds": 600.0, "finished": "2026-11-27T00:10:00+00:00"}},
+             "total_seconds": 630.0, "total_minutes": 10.5}
+    text = markdown(table, {"ingest": 1, "tune": 3, "paper": 1})
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines()[2:]}
+    assert "**over**" in rows["`tune`"] and "**over**" not in rows["`ingest`"]
+    assert "not run yet" in rows["`paper`"]
+    assert rows["total"].split("|")[4].strip() == "5"
