@@ -153,6 +153,30 @@ def test_a_trec_collection_runs_through_the_same_command(trec_collection, run_cl
     assert same.qids == tuple(qids_of(root)) and same.qrels == read_qrels(root / "qrels.txt")
 
 
+def test_conditions_that_read_no_vector_embed_nothing(trec_collection, run_cli, tmp_path):
+    from countercase.config import load_params
+    from countercase.evaluate.conditions import BY_NAME
+
+    root, _ = trec_collection
+    params = load_params()
+    reads = {name: BY_NAME[name].reads_vectors(params.retrieve, params.evaluate.chunk_depth,
+                                                "precedents")
+             for name in ("bm25", "bm25_docs", "bm25_chunks128", "dense", "hybrid_rrf")}
+    assert reads == {"bm25": False, "bm25_docs": False, "bm25_chunks128": False, "dense": True,
+                     "hybrid_rrf": True}
+    out = tmp_path / "out"
+    code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"),
+                           "--topics", str(root / "topics.tsv"), "--qrels",
+                           str(root / "qrels.txt"), "--out", str(out), "--metrics",
+                           str(tmp_path / "scores.json"), "--condition", "bm25",
+                           "--condition", "bm25_docs")
+    assert code == 0, err
+    assert (out / "index/index/precedents_chunks").is_dir()
+    assert not (out / "index/dense").exists()
+    scores = json.loads((tmp_path / "scores.json").read_text())["topics"]
+    assert set(scores) == {"bm25", "bm25_docs"} and 0 < scores["bm25"]["MAP"] <= 1
+
+
 def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collection, run_cli,
                                                                     monkeypatch, tmp_path):
     from countercase.evaluate import run as evaluate_run

@@ -235,7 +235,10 @@ def evaluate(
     scores, notes = {}, {}
     if docs:
         dataset = trec_dataset(docs, topics, qrels)
-        paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract)
+        embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
+                    for c in chosen)
+        paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract,
+                                          embed)
         jobs = [(dataset, paths, doc_ids, None, chosen)]
         levers = None
     else:

@@ -41,6 +41,21 @@ class Condition:
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
         return candidate_params(base, chunk_depth, **self.overrides)
 
+    def reads_vectors(self, base: RetrieveParams, chunk_depth: int, task: str) -> bool:
+        """Whether this condition reads a chunk's vector on ``task``: the dense ranking at a
+        weight above 0, or MMR (levers are taken to read them; BM25 over documents or over
+        another chunking never does). Nothing is embedded for a run that reads none."""
+        if self.level == "docs" or self.chunking is not None:
+            return False
+        if self.level == "lever" or self.dense_dir is not None:
+            return True
+        p = self.params(base, chunk_depth)
+        weights = p.fusion_weights.get(task, {})
+        # as Retriever.search runs them: a retriever at weight 0 is skipped unless it is alone
+        bm25 = p.use_bm25 and (weights.get("bm25", 1.0) > 0 or not p.use_dense)
+        dense = p.use_dense and (weights.get("dense", 1.0) > 0 or not bm25)
+        return dense or (p.use_mmr and task in p.mmr_tasks)
+
 
 CONDITIONS = (
     Condition("bm25_docs", "BM25 (k1 0.9, b 0.4) over whole documents, query reduced to 1,000 "

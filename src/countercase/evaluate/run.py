@@ -145,7 +145,7 @@ def _seconds_before(seconds_dir: Path, read_back: list[str], key: str) -> float:
             continue
         if isinstance(kept, dict) and kept.get("key") == f"{key}/{name}":
             total += float(kept.get("seconds", 0.0))
-    return round(total, 1)
+    return round(total, 3)  # a quick ranking read back still counts (not rounded to 0)
 
 
 def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: IndexPaths,

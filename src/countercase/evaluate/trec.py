@@ -23,8 +23,10 @@ from countercase.retrieve.load import IndexPaths
 log = logging.getLogger(__name__)
 
 
-def index_collection(docs: Path, out: Path, index: IndexParams,
-                     extract: ExtractParams) -> tuple[IndexPaths, set[str]]:
+def index_collection(docs: Path, out: Path, index: IndexParams, extract: ExtractParams,
+                     embed: bool = True) -> tuple[IndexPaths, set[str]]:
+    """The collection's indexes under ``out``: BM25 always, the dense index only when ``embed``
+    (a condition reads vectors: embedding is most of the cost)."""
     found, failures = read_jsonl_documents(docs)
     documents = [Document(doc_id, "jsonl", f"{docs}:{doc_id}", [Page(0, text)])
                  for doc_id, text in found]
@@ -41,7 +43,10 @@ def index_collection(docs: Path, out: Path, index: IndexParams,
                      threads=index.threads)
     build_bm25_index(plain_doc_records(documents), paths.index_dir / "precedents_docs",
                      threads=index.threads)
-    build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), index.encoder,
-                     paths.dense_dir / "precedents", batch_size=index.batch_size,
-                     precision=index.precision)
+    if embed:
+        build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), index.encoder,
+                         paths.dense_dir / "precedents", batch_size=index.batch_size,
+                         precision=index.precision)
+    else:
+        log.info("no chosen condition reads a vector: %d chunks left unembedded", len(table))
     return paths, {d.doc_id for d in documents}
