@@ -1,7 +1,8 @@
 # The two commands of the README: `make repro` (set up + the whole pipeline) and `make test`.
 PYTHON ?= python3.11
 VENV ?= .venv
-STAMP := $(VENV)/.installed
+HAS_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
+STAMP := $(VENV)/.installed-$(if $(HAS_GPU),cuda,cpu)
 
 # llama.cpp built portable: the default -march=native build crashes on AMX machines
 # (../shared/ENVIRONMENT.md). AVX-512 only where the CPU has it: built in on an AVX2 EPYC, the
@@ -16,11 +17,15 @@ LLM_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 2
 
 setup: $(STAMP)
 
-# torch first: the local CPU wheel; otherwise a dependency pulls the CUDA build (several GB).
+# torch first: the CPU build (+cpu); otherwise a dependency pulls the CUDA build (several GB).
+# Where nvidia-smi lists a GPU, PyPI's default (CUDA) build instead, and params.yaml device: auto
+# puts encoding, training and reranking on it. The stamp names the build.
+TORCH := torch==2.13.0$(if $(HAS_GPU),,+cpu)
+
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet torch==2.13.0
+	$(VENV)/bin/pip install --quiet '$(TORCH)'
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

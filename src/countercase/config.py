@@ -265,6 +265,9 @@ class BudgetParams(_Section):
 
 class Params(_Section):
     seed: int = 2019
+    # where torch encodes, trains and reranks (countercase.device): auto is a GPU where torch
+    # sees one, else the CPU; nothing needs a GPU
+    device: Literal["auto", "cpu", "cuda"] = "auto"
     ingest: IngestParams = IngestParams()
     extract: ExtractParams = ExtractParams()
     index: IndexParams = IndexParams()

@@ -142,7 +142,7 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
                    max_steps=p.max_steps, curve_at=p.curve_at, threads=p.threads,
                    log_every=p.log_every, validate=validate,
                    resume=(resume_dir, inputs) if resume_dir else None,
-                   resume_every=p.resume_every)
+                   resume_every=p.resume_every, device=params.device)
     untrained = result.curve[0]["score"]
     chosen = result.best["score"] if result.best else untrained
     try:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from countercase.device import resolve
 from countercase.learned import TrainLog
 from countercase.resume import Resume, resume_key
 
@@ -79,20 +80,26 @@ def batch_loss(model, batch: Sequence[Pair], cites: Callable[[str, str], bool],
     """The in-batch softmax loss of one step (module docstring)."""
     import torch
 
-    queries = model(model.preprocess([p.query for p in batch]))["sentence_embedding"]
-    passages = model(model.preprocess([p.positive for p in batch]
-                                    + [p.negative for p in batch]))["sentence_embedding"]
+    def embedded(texts: list[str]):
+        features = model.preprocess(texts)
+        return model({k: v.to(model.device) if hasattr(v, "to") else v
+                      for k, v in features.items()})["sentence_embedding"]
+
+    queries = embedded([p.query for p in batch])
+    passages = embedded([p.positive for p in batch] + [p.negative for p in batch])
     scores = scale * queries @ passages.T
-    scores = scores.masked_fill(~in_batch_mask(batch, cites), float("-inf"))
-    return torch.nn.functional.cross_entropy(scores.float(), torch.arange(len(batch)))
+    mask = in_batch_mask(batch, cites).to(scores.device)
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.nn.functional.cross_entropy(
+        scores.float(), torch.arange(len(batch), device=scores.device))
 
 
-def load_encoder_for_training(path: Path, seed: int, max_length: int):
+def load_encoder_for_training(path: Path, seed: int, max_length: int, device: str = "auto"):
     import torch
     from sentence_transformers import SentenceTransformer
 
     torch.manual_seed(seed)
-    model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    model = SentenceTransformer(str(path), device=resolve(device), local_files_only=True)
     model.max_seq_length = max_length
     return model
 
@@ -102,7 +109,8 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
           warmup_fraction: float = 0.1, scale: float = 20.0, max_length: int = 256,
           max_steps: int = 0, curve_at: Sequence[float] = (0.5, 1.0),
           threads: int = 2, log_every: int = 10, validate: Callable | None = None,
-          resume: tuple[Path, str] | None = None, resume_every: int = 0) -> TrainResult:
+          resume: tuple[Path, str] | None = None, resume_every: int = 0,
+          device: str = "auto") -> TrainResult:
     """Train from the sentence-transformers folder ``base``; the best checkpoint by
     ``validate(model) -> dict`` (key ``"score"``, higher is better; also called on the untrained
     model) is saved to ``out_dir`` (without ``validate``: the last).
@@ -114,7 +122,7 @@ def train(pairs: Sequence[Pair], base: Path, out_dir: Path, cites: Callable[[str
 
     torch.set_num_threads(threads)
     random.seed(seed)
-    model = load_encoder_for_training(base, seed, max_length)
+    model = load_encoder_for_training(base, seed, max_length, device)
     rng = random.Random(seed)
     batches: list[list[Pair]] = []
     for _ in range(epochs):

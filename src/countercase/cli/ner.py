@@ -38,7 +38,7 @@ def train_ner(
         found = probe(data, params.ner, params.seed, first_window)
         print(json.dumps({"cpu": facts(), "first_window": found}, indent=2))
         return
-    report = run(data, out, params.ner, params.seed)
+    report = run(data, out, params.ner, params.seed, device=params.device)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:

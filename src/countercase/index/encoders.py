@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from countercase.device import resolve
 from countercase.models import default_cache_dir, encoder_dir, offline
 
 log = logging.getLogger(__name__)
@@ -41,9 +42,10 @@ ONNX_OPSET = 17
 
 
 def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "float32",
-                 threads: int = 2):
+                 threads: int = 2, device: str = "auto"):
     """The encoder for a packaged encoder name or a local model folder, for ``precision``: a
-    CPU ``SentenceTransformer``, or an :class:`OnnxSentenceEncoder` on ``threads`` threads."""
+    ``SentenceTransformer`` on ``device`` (:func:`countercase.device.resolve`: a GPU where
+    torch sees one), or an :class:`OnnxSentenceEncoder` on ``threads`` CPU threads."""
     _check(precision)
     directory = encoder_dir(name, cache_dir)
     if precision in ONNX_FILES:
@@ -51,7 +53,7 @@ def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "flo
                                    threads=threads)
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(directory), device="cpu", local_files_only=True)
+    return SentenceTransformer(str(directory), device=resolve(device), local_files_only=True)
 
 
 def embedding_dim(encoder) -> int | None:

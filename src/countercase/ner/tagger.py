@@ -73,7 +73,8 @@ def predict_words(model, tokenizer, sentences: list[list[str]], max_length: int,
             encoded = tokenizer([sentences[i][s:e] for _, i, s, e in batch],
                                 is_split_into_words=True, truncation=True,
                                 max_length=max_length, padding=True, return_tensors="pt")
-            probs = torch.softmax(model(**encoded).logits.float(), dim=-1)
+            inputs = {k: v.to(model.device) for k, v in encoded.items()}
+            probs = torch.softmax(model(**inputs).logits.float(), dim=-1).cpu()
             top, arg = probs.max(dim=-1)
             for row, (_, i, start, end) in enumerate(batch):
                 seen = set()

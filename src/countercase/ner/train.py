@@ -23,6 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from countercase.config import NerParams
+from countercase.device import resolve
 from countercase.learned import check_learned
 from countercase.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
@@ -125,7 +126,7 @@ class _Start:
     rng: random.Random
 
 
-def _start(data_dir: Path, params: NerParams, seed: int) -> _Start:
+def _start(data_dir: Path, params: NerParams, seed: int, device: str = "auto") -> _Start:
     offline()
     import numpy as np
     import torch
@@ -141,6 +142,7 @@ def _start(data_dir: Path, params: NerParams, seed: int) -> _Start:
     model = AutoModelForTokenClassification.from_pretrained(
         backbone, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
         label2id={label: i for i, label in enumerate(LABELS)})
+    model.to(resolve(device))
     if params.freeze_word_embeddings:
         # 11.7M of the 22.7M weights; their dense gradient and Adam update cost more than the
         # tagging head gains from them
@@ -176,7 +178,7 @@ def _step(run: _Start, batch: list[int]) -> float:
     import torch
 
     inputs = _collate([run.features[i] for i in batch], run.tokenizer.pad_token_id)
-    loss = run.model(**inputs).loss
+    loss = run.model(**{k: v.to(run.model.device) for k, v in inputs.items()}).loss
     loss.backward()
     torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
     run.optimizer.step()
@@ -202,10 +204,11 @@ def first_window(data_dir: Path, params: NerParams, seed: int, steps: int) -> di
 
 
 def train_ner(data_dir: Path, out_dir: Path, params: NerParams, seed: int,
-              progress: bool = True, dev_limit: int = 0) -> dict:
-    """Train, save to ``out_dir/model`` and score on the dev set; returns the report."""
+              progress: bool = True, dev_limit: int = 0, device: str = "auto") -> dict:
+    """Train on ``device`` (params.yaml ``device``), save to ``out_dir/model`` and score on the
+    dev set; returns the report."""
     started = time.perf_counter()
-    run = _start(data_dir, params, seed)
+    run = _start(data_dir, params, seed, device)
     dev = read_split(data_dir, "DEV", dev_limit)
     model, tokenizer, features, preamble = run.model, run.tokenizer, run.features, run.preamble
     train, planned, last = run.train, run.planned, run.last

@@ -270,7 +270,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                     groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
                     max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
                     threads=p.threads, resume=(resume_dir, inputs) if resume_dir else None,
-                    resume_every=p.resume_every)
+                    resume_every=p.resume_every, device=params.device)
     timing["train_seconds"] = time.perf_counter() - t
     untrained = trained.curve[0]["score"]
     chosen = trained.best["score"] if trained.best else untrained

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from countercase.device import resolve
 from countercase.learned import TrainLog
 from countercase.models import MINILM, encoder_dir
 from countercase.reranker.pairs import Group
@@ -70,7 +71,7 @@ def score_pairs(model, tokenizer, pairs: Sequence[tuple[str, str]], max_length: 
             enc = tokenizer([q for q, _ in batch], [p for _, p in batch], padding=True,
                             truncation="longest_first", max_length=max_length,
                             return_tensors="pt")
-            out.extend(model(**enc).logits[:, 0].tolist())
+            out.extend(model(**enc.to(model.device)).logits[:, 0].tolist())
     return out
 
 
@@ -160,7 +161,7 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
           max_steps: int = 0, curve_at: Sequence[float] = (0.25, 0.5, 1.0),
           validate: Callable | None = None, threads: int = 2, log_every: int = 10,
           keep: Callable | None = None, resume: tuple[Path, str] | None = None,
-          resume_every: int = 0) -> TrainResult:
+          resume_every: int = 0, device: str = "auto") -> TrainResult:
     """Train on one seeded pass over ``groups``; the best checkpoint is saved to ``out_dir``.
 
     ``validate(model, tokenizer) -> dict`` with a ``"score"`` key (higher is better) is called
@@ -179,6 +180,7 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
     random.seed(seed)
     torch.manual_seed(seed)
     tokenizer, model = load_backbone(seed)
+    model.to(resolve(device))  # params.yaml device: a GPU where torch sees one
     # the length it is trained at travels with the saved model: the reranker reads pairs at it
     tokenizer.model_max_length = max_length
     order = list(groups)
@@ -257,8 +259,9 @@ def train(groups: Sequence[Group], out_dir: Path, *, seed: int, max_length: int 
         passages = [p for g in batch for p in (g.positive, *g.negatives)]
         enc = tokenizer(queries, passages, padding=True, truncation="longest_first",
                         max_length=max_length, return_tensors="pt")
-        logits = model(**enc).logits[:, 0].view(len(batch), -1)
-        loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
+        logits = model(**enc.to(model.device)).logits[:, 0].view(len(batch), -1)
+        loss = torch.nn.functional.cross_entropy(
+            logits, torch.zeros(len(batch), dtype=torch.long, device=logits.device))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()

@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from countercase.device import resolve
 from countercase.errors import CountercaseError
 
 Passage = tuple[str, str]  # (chunk_id, text)
@@ -100,7 +101,8 @@ class CachedReranker:
 
 
 class CrossEncoderReranker:
-    """A sentence-transformers ``CrossEncoder`` read from a local folder, on the CPU.
+    """A sentence-transformers ``CrossEncoder`` read from a local folder, on ``device``
+    (:func:`countercase.device.resolve`: a GPU where torch sees one, else the CPU).
 
     Pairs longer than ``max_length`` word pieces (query and passage together) are truncated by
     the tokenizer (the longer side first, i.e. usually the passage); ``None``: the length the
@@ -108,7 +110,7 @@ class CrossEncoderReranker:
     """
 
     def __init__(self, model_dir: str | Path, batch_size: int = 16, max_length: int | None = None,
-                 device: str = "cpu") -> None:
+                 device: str = "auto") -> None:
         model_dir = Path(model_dir)
         if not (model_dir / "config.json").is_file():
             # A missing folder must fail here: a bare name would be looked up on a model hub.
@@ -123,7 +125,7 @@ class CrossEncoderReranker:
         self.model_dir = model_dir
         self.batch_size = batch_size
         self.max_length = max_length
-        self.model = CrossEncoder(str(model_dir), device=device, max_length=max_length,
+        self.model = CrossEncoder(str(model_dir), device=resolve(device), max_length=max_length,
                                   local_files_only=True)
         self.model.eval()
 
