@@ -95,4 +95,4 @@ def test_a_recorded_pair_is_replayed_without_loading_the_model(query_and_passage
         first = LlmRelevanceReranker(recording, "precedent", 600, 300).score(query, passages)
     replaying = LlmRelevanceReranker(_recording(tmp_path), "precedent", 600, 300)
     assert replaying.score(query, passages) == first
-    assert replaying._llm is None and replaying.cost.cache_hits == len(passages)
+    assert replaying.model._llm is None and replaying.cost.cache_hits == len(passages)

@@ -83,7 +83,6 @@ EXAMPLE = (
     "\"months\"}]}\n")
 
 
-
 class LlmUnavailableError(CountercaseError, RuntimeError):
     """The model packages or llama-cpp-python are not installed."""
 

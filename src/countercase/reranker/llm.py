@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from countercase.factsheet.llm import MODEL_FILE, LlmUnavailableError, model_path
+from countercase.factsheet.llm import MODEL_FILE, LlmUnavailableError, LocalModel
 from countercase.recording import Recording
 from countercase.retrieve.rerank import Passage
 
@@ -83,8 +83,8 @@ class LlmRelevanceReranker:
     docstring). ``kind``: what a passage is, a ``precedent`` (AILA Task 1) or a ``statute``
     (Task 2)."""
 
-    def __init__(self, recording: Recording | None, kind: Kind = "precedent", query_chars: int = 1500,
-                 passage_chars: int = 1000, cache_dir: Path | None = None, threads: int = 2,
+    def __init__(self, recording: Recording | None, kind: Kind = "precedent",
+                 query_chars: int = 1500, passage_chars: int = 1000, cache_dir: Path | None = None, threads: int = 2,
                  n_ctx: int = 2048, seed: int = 2019) -> None:
         if kind not in QUESTIONS:
             raise ValueError(f"kind must be one of {', '.join(QUESTIONS)}, got {kind!r}")
@@ -92,33 +92,26 @@ class LlmRelevanceReranker:
             raise ValueError("query_chars and passage_chars must be positive")
         self.kind, self.query_chars, self.passage_chars = kind, query_chars, passage_chars
         self.recording = recording  # None: only asks (the replay check), never scores
-        self.cache_dir, self.threads, self.n_ctx, self.seed = cache_dir, threads, n_ctx, seed
+        self.model = LocalModel(cache_dir, threads, n_ctx, seed)
+        self.n_ctx = n_ctx
         self.model_name = MODEL_FILE
         self.settings = {"n_ctx": n_ctx, "answers": ANSWERS}
-        self._llm = None
+        self.answer_ids: dict[str, list[int]] = {}
         self.cost = LlmCost()
 
     @property
     def llm(self):
         """The model, loaded on the first pair the recording cannot answer."""
-        if self._llm is None:
-            try:
-                from llama_cpp import Llama
-            except ImportError:
-                raise LlmUnavailableError(
-                    "llama-cpp-python is not installed (make llm builds it portable, with the "
-                    "CMAKE_ARGS of ENVIRONMENT.md)") from None
-            self._llm = Llama(model_path=str(model_path(self.cache_dir)), n_ctx=self.n_ctx,
-                              n_threads=self.threads, seed=self.seed, logits_all=False,
-                              verbose=False)
+        llm = self.model.llm
+        if not self.answer_ids:
             self.answer_ids = {answer: self._single_tokens(words)
                                for answer, words in ANSWERS.items()}
-        return self._llm
+        return llm
 
     def _single_tokens(self, words: Sequence[str]) -> list[int]:
         ids = []
         for word in words:
-            tokens = self.llm.tokenize(word.encode(), add_bos=False, special=False)
+            tokens = self.model.llm.tokenize(word.encode(), add_bos=False, special=False)
             if len(tokens) == 1 and tokens[0] not in ids:
                 ids.append(tokens[0])
         if not ids:
