@@ -379,3 +379,22 @@ def test_an_interrupted_build_goes_on_to_the_same_vectors(ids, paragraphs, encod
     assert "upto-00000016.npy" in caplog.text
     assert sum(embedded) == N - 8
     assert np.array_equal(np.load(damaged / "embeddings.npy"), np.load(built / "embeddings.npy"))
+
+
+def test_a_shorter_reading_window_is_stored_and_not_mixed_with_the_full_one(copy_of_built, ids,
+                                                                              paragraphs):
+    long = np.load(copy_of_built / "embeddings.npy")
+    assert read_meta(copy_of_built)["max_seq_length"] is None
+    assert build_embeddings(ids, paragraphs, MINILM, copy_of_built, batch_size=8,
+                            show_progress=False, max_seq_length=32) is True
+    assert read_meta(copy_of_built)["max_seq_length"] == 32
+    short = np.load(copy_of_built / "embeddings.npy")
+    # paragraphs of 25-120 words: read to 32 word pieces, every vector moves
+    assert max(float(a @ b) for a, b in zip(short, long)) < 0.9999
+    assert build_embeddings(ids, paragraphs, MINILM, copy_of_built, show_progress=False,
+                            max_seq_length=32) is False  # the same window: reused
+    model = load_encoder(MINILM, max_seq_length=32)
+    assert model.max_seq_length == 32
+    assert load_encoder(MINILM, max_seq_length=4096).max_seq_length == 256  # never past its own
+    with pytest.raises(ValueError, match="at least 8"):
+        load_encoder(MINILM, max_seq_length=4)

@@ -37,6 +37,9 @@ class ExtractParams(_Section):
 class IndexParams(_Section):
     encoder: str = "all-MiniLM-L6-v2"  # or all-mpnet-base-v2, or a sentence-transformers folder
     precision: Literal["float32", "onnx-float32", "onnx-int8"] = "float32"  # encoders
+    # word pieces the encoder reads of a chunk (incl. [CLS] and [SEP]; at most its own limit):
+    # the embedding's cost is linear in it (configs/budget_rule.yaml)
+    max_seq_length: int = Field(256, ge=8)
     batch_size: int = Field(32, gt=0)
     threads: int = Field(2, gt=0)  # Lucene indexing threads
 

@@ -46,7 +46,7 @@ def index_collection(docs: Path, out: Path, index: IndexParams, extract: Extract
     if embed:
         build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), index.encoder,
                          paths.dense_dir / "precedents", batch_size=index.batch_size,
-                         precision=index.precision)
+                         precision=index.precision, max_seq_length=index.max_seq_length)
     else:
         log.info("no chosen condition reads a vector: %d chunks left unembedded", len(table))
     return paths, {d.doc_id for d in documents}

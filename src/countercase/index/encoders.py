@@ -42,18 +42,26 @@ ONNX_OPSET = 17
 
 
 def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "float32",
-                 threads: int = 2, device: str = "auto"):
+                 threads: int = 2, device: str = "auto", max_seq_length: int | None = None):
     """The encoder for a packaged encoder name or a local model folder, for ``precision``: a
     ``SentenceTransformer`` on ``device`` (:func:`countercase.device.resolve`: a GPU where
-    torch sees one), or an :class:`OnnxSentenceEncoder` on ``threads`` CPU threads."""
+    torch sees one), or an :class:`OnnxSentenceEncoder` on ``threads`` CPU threads; reading at
+    most ``max_seq_length`` word pieces of a text (None: the encoder's own limit; never more)."""
     _check(precision)
+    if max_seq_length is not None and max_seq_length < 8:
+        raise ValueError(f"max_seq_length must be at least 8, got {max_seq_length}")
     directory = encoder_dir(name, cache_dir)
     if precision in ONNX_FILES:
-        return OnnxSentenceEncoder(onnx_model_dir(directory, cache_dir), ONNX_FILES[precision],
-                                   threads=threads)
-    from sentence_transformers import SentenceTransformer
+        model = OnnxSentenceEncoder(onnx_model_dir(directory, cache_dir), ONNX_FILES[precision],
+                                    threads=threads)
+    else:
+        from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(directory), device=resolve(device), local_files_only=True)
+        model = SentenceTransformer(str(directory), device=resolve(device),
+                                    local_files_only=True)
+    if max_seq_length is not None:
+        model.max_seq_length = min(max_seq_length, model.max_seq_length)
+    return model
 
 
 def embedding_dim(encoder) -> int | None:

@@ -140,7 +140,8 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
     """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``)."""
     from countercase.index.encoders import load_encoder
 
-    encoder = load_encoder(params.encoder, precision=params.precision)
+    encoder = load_encoder(params.encoder, precision=params.precision,
+                           max_seq_length=params.max_seq_length)
     timing: dict[str, float] = {}
     counts: dict[str, int] = {}
     for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):
@@ -148,7 +149,8 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
         started = time.perf_counter()
         embedded = build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(),
                                     params.encoder, out / task, batch_size=params.batch_size,
-                                    encoder=encoder, precision=params.precision)
+                                    encoder=encoder, precision=params.precision,
+                                    max_seq_length=params.max_seq_length)
         seconds = time.perf_counter() - started
         counts[f"n_{task}_chunks"] = len(table)
         if not embedded:  # nothing was encoded: no speed to report (the caller keeps the last)

@@ -101,7 +101,8 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
 
         dense = DenseIndex.load(dense_dir / "precedents")
         precision = meta.get("precision", "float32")
-        encoder = load_encoder(meta["encoder"], precision=precision)
+        encoder = load_encoder(meta["encoder"], precision=precision,
+                               max_seq_length=meta.get("max_seq_length"))
     elif p.dense_negatives:
         log.warning("no embeddings in %s: negatives from BM25 only", dense_dir / "precedents")
     rng = random.Random(params.seed)

@@ -73,6 +73,7 @@ class EmbedShard:
     precision: str
     batch_size: int
     threads: int = 1
+    max_seq_length: int | None = None
 
 
 @lru_cache(maxsize=4)
@@ -90,10 +91,11 @@ def _sc_index(directory: str | None):
 
 
 @lru_cache(maxsize=2)
-def _encoder(name: str, precision: str, threads: int):
+def _encoder(name: str, precision: str, threads: int, max_seq_length: int | None):
     from countercase.index.encoders import load_encoder
 
-    return load_encoder(name, precision=precision, threads=threads)
+    return load_encoder(name, precision=precision, threads=threads,
+                        max_seq_length=max_seq_length)
 
 
 def _threads(count: int) -> None:
@@ -168,7 +170,7 @@ def embed_task(shard: EmbedShard) -> dict[str, Any]:
     started = time.perf_counter()
     _threads(shard.threads)
     texts = pd.read_parquet(shard.chunks, columns=["text"])["text"].iloc[shard.start:shard.stop]
-    model = _encoder(shard.encoder, shard.precision, shard.threads)
+    model = _encoder(shard.encoder, shard.precision, shard.threads, shard.max_seq_length)
     texts = texts.tolist()
     parts = [embed(model, texts[i:i + shard.batch_size], shard.batch_size, False,
                    shard.precision) for i in range(0, len(texts), shard.batch_size)]
@@ -247,7 +249,7 @@ def embed_shards(chunks: Path, out: Path, params: ScaleoutParams,
                          "two shards")
     return [EmbedShard(n, str(out / f"embeddings-{n:05d}.npy"), str(chunks), begin,
                        min(begin + size, rows), index.encoder, index.precision,
-                       index.batch_size, params.threads_per_worker)
+                       index.batch_size, params.threads_per_worker, index.max_seq_length)
             for n, begin in enumerate(range(0, rows, size))]
 
 
@@ -258,7 +260,8 @@ def merge_embeddings(shards: list[EmbedShard], chunks: Path, out: Path, index: I
     table = pd.read_parquet(chunks, columns=["chunk_id", "text"])
     matrix = np.concatenate([np.load(s.out) for s in shards]) if shards else np.zeros((0, 0))
     store_embeddings(out, table["chunk_id"].tolist(), table["text"].tolist(), matrix,
-                     index.encoder, index.batch_size, index.precision, seconds)
+                     index.encoder, index.batch_size, index.precision, seconds,
+                     index.max_seq_length)
 
 
 def run_dataflow(out: Path, params: ScaleoutParams, extract: ExtractParams,
