@@ -218,7 +218,7 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
                      f"valid JSON {_pct(llm['valid_first_try'])} on the first try, "
                      f"{_pct(llm['valid_after_retry'])} after a retry; {llm['ungrounded_values']} "
                      f"values not found in the text dropped; {llm['seconds_per_case']} s a case "
-                     "in the run that wrote it (answers are cached: a rerun takes about 0)",
+                     "in the run that wrote it (answers are recorded: a replayed rerun takes about 0)",
                      "`metrics/factsheets.json` (`llm`)"))
     if ner:
         dev = ner["dev"]
