@@ -99,7 +99,7 @@ def test_without_the_model_recorded_answers_replay_and_missing_ones_fail(tmp_pat
         assert recording.answer("chat", requests[0], SETTINGS, no_llama) == ask(requests[0], {})
         with pytest.raises(LlmUnavailableError, match="llama-cpp-python"):
             recording.answer("chat", requests[1], SETTINGS, no_llama)
-        assert recording.counts.replayed == 1
+        assert recording.counts.replayed == 1 and recording.counts.replayed_unchecked == 1
 
 
 def test_a_killed_run_keeps_its_answers_in_the_journal(tmp_path, model_file, requests):
@@ -164,3 +164,22 @@ def test_the_replay_check_draws_a_fixed_sample(tmp_path, model_file, requests):
     assert len(draw(entries, 20, seed=2019)) == 6
     assert request_key("chat", requests[0], SETTINGS) != request_key("p_yes", requests[0],
                                                                      SETTINGS)
+
+
+def test_the_order_of_a_schema_is_part_of_the_request(tmp_path, model_file, requests):
+    """llama.cpp's grammar follows a schema's property order: a recording must keep it, and a
+    reordered schema is another request (sorted keys once gave other answers on re-asking)."""
+    schema = {"type": "object", "properties": {"petitioner_type": {"type": "string"},
+                                               "ages": {"type": "array"}}}
+    settings = {**SETTINGS, "response_format": {"type": "json_object", "schema": schema}}
+    reordered = {**SETTINGS, "response_format": {"type": "json_object", "schema": {
+        "type": "object", "properties": dict(reversed(schema["properties"].items()))}}}
+    assert request_key("chat", requests[0], settings) != request_key("chat", requests[0],
+                                                                      reordered)
+    path = tmp_path / "r.jsonl.gz"
+    with Recording(path, lambda: model_file) as recording:
+        recording.answer("chat", requests[0], settings, Asker())
+    (entry,) = read_entries(path)
+    assert list(entry["settings"]["response_format"]["schema"]["properties"]) == \
+        ["petitioner_type", "ages"]
+    assert list(entry["request"]["messages"][0]) == ["role", "content"]

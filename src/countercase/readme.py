@@ -220,6 +220,15 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
                      f"values not found in the text dropped; {llm['seconds_per_case']} s a case "
                      "in the run that wrote it (answers are recorded: a replayed rerun takes about 0)",
                      "`metrics/factsheets.json` (`llm`)"))
+    replay = o.metric("llm_replay.json")
+    if replay and replay["sample"]:
+        recorded = ", ".join(f"{n} {stage}" for stage, n in replay["entries"].items())
+        rows.append(("the LLM's recorded answers, re-asked (stage llm_replay)",
+                     f"{replay['matches']} of {replay['sample']} recorded prompts (seed "
+                     f"{replay['seed']}; recorded: {recorded}) gave the same answer again; "
+                     "the installed model is "
+                     f"{'the expected one' if replay['model_is_expected'] else 'not the expected one'}",
+                     "`metrics/llm_replay.json`"))
     if ner:
         dev = ner["dev"]
         rows.append(("legal entity tagger (MiniLM-L6 on InLegalNER, dev set)",

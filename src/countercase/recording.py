@@ -48,7 +48,10 @@ class RecordingError(CountercaseError, ValueError):
 
 
 def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON in the value's own key order: llama.cpp builds its grammar from a JSON
+    schema's properties in their order, so an order is part of what was asked (sorted, the
+    same request got other answers)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def sha256_text(text: str) -> str:
@@ -137,6 +140,7 @@ def write_entries(path: Path, entries: list[dict]) -> None:
 @dataclass
 class Counts:
     replayed: int = 0  # answered from the recording
+    replayed_unchecked: int = 0  # of them, with no installed model to check their model hash
     asked_missing: int = 0  # not in the recording: asked live
     asked_model_changed: int = 0  # recorded by another model file: asked live
     asked_live_mode: int = 0  # asked again because the run is live
@@ -169,6 +173,7 @@ class Recording:
         self.entries = {e["key"]: e for e in read_entries(self.path)}
         self.entries.update({e["key"]: e for e in read_entries(self.journal)})
         self._model_sha: str | None = None
+        self._no_model = False
 
     @property
     def model_sha(self) -> str:
@@ -178,10 +183,13 @@ class Recording:
 
     def _installed_sha(self) -> str | None:
         """The installed model's hash, or None where the model is not installed (then a
-        recorded entry is replayed on its own word, and the stage's report says so)."""
+        recorded entry is replayed on its own word, counted in ``replayed_unchecked``)."""
+        if self._no_model:
+            return None
         try:
             return self.model_sha
         except CountercaseError:
+            self._no_model = True
             return None
 
     def answer(self, kind: str, request: dict, settings: dict,
@@ -196,6 +204,7 @@ class Recording:
             installed = self._installed_sha()
             if installed is None or entry["model_sha256"] == installed:
                 self.counts.replayed += 1
+                self.counts.replayed_unchecked += installed is None
                 return entry["answer"]
             self.counts.asked_model_changed += 1
         elif entry is None:
