@@ -183,3 +183,15 @@ def test_the_order_of_a_schema_is_part_of_the_request(tmp_path, model_file, requ
     assert list(entry["settings"]["response_format"]["schema"]["properties"]) == \
         ["petitioner_type", "ages"]
     assert list(entry["request"]["messages"][0]) == ["role", "content"]
+
+
+def test_a_corrupt_recording_is_one_line_at_the_command(tmp_path, run_cli, model_file, requests):
+    folder = tmp_path / "recordings"
+    with Recording(folder / "factsheets.jsonl.gz", lambda: model_file) as recording:
+        recording.answer("chat", requests[0], SETTINGS, Asker())
+    good = gzip.open(folder / "factsheets.jsonl.gz", "rt", encoding="utf-8").read().strip()
+    _write_lines(folder / "llm_check.jsonl.gz", [good, good[:40]])
+    status, _, err = run_cli("llm-replay", "--recordings", str(folder))
+    assert status == 2, err
+    assert err.strip().count("\n") == 0
+    assert "llm_check.jsonl.gz, line 2: not JSON" in err and "Traceback" not in err
