@@ -17,7 +17,8 @@ LLM_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 2
 
 setup: $(STAMP)
 
-# torch first: the CPU build (+cpu); otherwise a dependency pulls the CUDA build (several GB).
+# torch first: the CPU build (+cpu, a local wheel here; an index without it falls back to the
+# plain version); otherwise a dependency pulls the CUDA build (several GB).
 # Where nvidia-smi lists a GPU, PyPI's default (CUDA) build instead, and params.yaml device: auto
 # puts encoding, training and reranking on it. The stamp names the build.
 TORCH := torch==2.13.0$(if $(HAS_GPU),,+cpu)
@@ -25,7 +26,7 @@ TORCH := torch==2.13.0$(if $(HAS_GPU),,+cpu)
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet '$(TORCH)'
+	$(VENV)/bin/pip install --quiet '$(TORCH)' || $(VENV)/bin/pip install --quiet torch==2.13.0
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
