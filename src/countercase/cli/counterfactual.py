@@ -11,8 +11,8 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  require, write_json)
+                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION,
+                                  UserError, app, require, write_json)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
