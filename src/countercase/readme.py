@@ -218,7 +218,8 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
                      f"valid JSON {_pct(llm['valid_first_try'])} on the first try, "
                      f"{_pct(llm['valid_after_retry'])} after a retry; {llm['ungrounded_values']} "
                      f"values not found in the text dropped; {llm['seconds_per_case']} s a case "
-                     "in the run that wrote it (answers are recorded: a replayed rerun takes about 0)",
+                     "in the run that wrote it (answers are recorded: a replayed rerun takes "
+                     "about 0)",
                      "`metrics/factsheets.json` (`llm`)"))
     replay = o.metric("llm_replay.json")
     if replay and replay["sample"]:
@@ -227,7 +228,8 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
                      f"{replay['matches']} of {replay['sample']} recorded prompts (seed "
                      f"{replay['seed']}; recorded: {recorded}) gave the same answer again; "
                      "the installed model is "
-                     f"{'the expected one' if replay['model_is_expected'] else 'not the expected one'}",
+                     + ("the expected one" if replay["model_is_expected"]
+                        else "not the expected one"),
                      "`metrics/llm_replay.json`"))
     if ner:
         dev = ner["dev"]

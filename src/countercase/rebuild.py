@@ -1,8 +1,8 @@
 """How far a rebuild on another machine reproduced a stage's metrics.
 
 Two builds of the same code and data should give the same numbers; where a stage trains or
-encodes in bfloat16 (native on one CPU, emulated through float32 GEMMs on another:
-the retired ``countercase.bf16``) or calls the local LLM (built with or without AVX-512), the last digits
+encodes in bfloat16 (native on one CPU, emulated through float32 GEMMs on another: the retired
+``countercase.bf16``) or calls the local LLM (built with or without AVX-512), the last digits
 may move. :func:`compare` sets every number of one metrics file beside the same number of the
 other's, leaving out what measures time (timings vary from run to run and decide nothing).
 :func:`table` does it for the earlier build's reports kept in ``paper/history/``

@@ -121,7 +121,8 @@ def markdown(table: dict, budgets: dict[str, float] | None = None) -> str:
                     f"{s['finished']}"
                     + (f" (went on from an interrupted run: {s['carried_seconds']:,.0f} s of it "
                        "before)" if s.get("carried_seconds") else "") + " |")
-    total = f"| total | {table.get('total_seconds', 0):,.0f} | {table.get('total_minutes', 0):.1f} |"
+    total = (f"| total | {table.get('total_seconds', 0):,.0f} | "
+             f"{table.get('total_minutes', 0):.1f} |")
     rows.append(total + (f" {sum(budgets.values()):g} |" if budgets else "") + " |")
     return "\n".join(rows)
 

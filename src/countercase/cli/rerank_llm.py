@@ -10,7 +10,8 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
+                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app,
+                                  require,
                                   write_json)
 from countercase.config import load_params
 

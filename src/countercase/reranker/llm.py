@@ -84,8 +84,9 @@ class LlmRelevanceReranker:
     (Task 2)."""
 
     def __init__(self, recording: Recording | None, kind: Kind = "precedent",
-                 query_chars: int = 1500, passage_chars: int = 1000, cache_dir: Path | None = None, threads: int = 2,
-                 n_ctx: int = 2048, seed: int = 2019) -> None:
+                 query_chars: int = 1500, passage_chars: int = 1000,
+                 cache_dir: Path | None = None, threads: int = 2, n_ctx: int = 2048,
+                 seed: int = 2019) -> None:
         if kind not in QUESTIONS:
             raise ValueError(f"kind must be one of {', '.join(QUESTIONS)}, got {kind!r}")
         if query_chars < 1 or passage_chars < 1:
