@@ -46,3 +46,18 @@ def test_the_command_exits_1_on_a_difference(tmp_path, capsys):
     _edit(b / "topology.json", lambda d: d.update(extra_key=1))
     assert main([str(a), str(b), "--allowlist", str(ROOT / "configs/rerun_allowlist.yaml")]) == 1
     assert "topology.json:extra_key: '<absent>' -> 1" in capsys.readouterr().out
+
+
+def test_an_unreadable_metrics_file_or_allowlist_is_named(tmp_path, capsys):
+    import pytest
+
+    a, b = _copy(tmp_path, "a"), _copy(tmp_path, "b")
+    (b / "topology.json").write_text("{not json")
+    allow = str(ROOT / "configs/rerun_allowlist.yaml")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(a), str(b), "--allowlist", allow])
+    assert exit_.value.code == 2
+    assert "topology.json: not readable JSON" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([str(a), str(a), "--allowlist", str(tmp_path / "none.yaml")])
+    assert "none.yaml: not an allowlist" in capsys.readouterr().err

@@ -19,8 +19,16 @@ import yaml
 ALLOWLIST = Path("configs/rerun_allowlist.yaml")
 
 
+class RerunInputError(ValueError):
+    """A metrics file or an allowlist that cannot be read; the message names it."""
+
+
 def allowlist(path: Path = ALLOWLIST) -> list[str]:
-    return list(yaml.safe_load(Path(path).read_text(encoding="utf-8"))["patterns"])
+    try:
+        return [str(p) for p in yaml.safe_load(Path(path).read_text(encoding="utf-8"))["patterns"]]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as error:
+        raise RerunInputError(f"{path}: not an allowlist with a list of patterns "
+                              f"({error.__class__.__name__}: {error})") from None
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -38,8 +46,14 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _json_files(root: Path) -> dict[str, dict[str, Any]]:
-    return {str(p.relative_to(root)): flatten(json.loads(p.read_text(encoding="utf-8")))
-            for p in sorted(Path(root).rglob("*.json"))}
+    found = {}
+    for path in sorted(Path(root).rglob("*.json")):
+        try:
+            found[str(path.relative_to(root))] = flatten(json.loads(path.read_text(
+                encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise RerunInputError(f"{path}: not readable JSON ({error})") from None
+    return found
 
 
 def differences(a: Path, b: Path, patterns: list[str]) -> list[str]:
@@ -72,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     for folder in (args.a, args.b):
         if not folder.is_dir():
             parser.error(f"{folder} is not a folder of metrics")
-    found = differences(args.a, args.b, allowlist(args.allowlist))
+    try:
+        found = differences(args.a, args.b, allowlist(args.allowlist))
+    except RerunInputError as error:
+        parser.error(str(error))
     for line in found:
         print(line)
     print(f"{len(found)} difference(s) outside {args.allowlist}")
