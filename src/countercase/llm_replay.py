@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +70,7 @@ def check(folder: Path, n: int, seed: int, expected_model: str = "") -> dict[str
                      "recorded_by_installed_model": entry["model_sha256"] == installed,
                      **({"p_yes_gap": gap} if gap is not None else {}),
                      **({} if same else {"recorded": entry["answer"], "now": answer})})
-    by_stage: dict[str, int] = {}
-    for stage, _ in entries:
-        by_stage[stage] = by_stage.get(stage, 0) + 1
+    by_stage = dict(Counter(stage for stage, _ in entries))
     matches = sum(r["same"] for r in rows)
     if matches < len(rows):
         log.warning("%d of %d re-asked prompts gave another answer than the recording's",

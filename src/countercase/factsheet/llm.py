@@ -219,6 +219,12 @@ class LocalModel:
                               n_threads=self.threads, seed=self.seed, verbose=False)
         return self._llm
 
+    def json_settings(self, max_tokens: int, schema: dict) -> dict:
+        """Greedy decoding constrained to ``schema``: the settings a recorded chat is keyed by
+        (their order too, which llama.cpp's grammar follows)."""
+        return {"temperature": 0.0, "max_tokens": max_tokens, "n_ctx": self.n_ctx,
+                "response_format": {"type": "json_object", "schema": schema}}
+
     def chat(self, request: dict, settings: dict) -> str:
         """A chat completion's text: ``request["messages"]`` decoded with ``settings``
         (``temperature``, ``max_tokens``, ``response_format``; ``n_ctx`` is the model's), the
@@ -245,8 +251,7 @@ class LlmExtractor:
                  max_tokens: int = 500) -> None:
         self.recording = recording
         self.model = model or LocalModel()
-        self.settings = {"temperature": 0.0, "max_tokens": max_tokens, "n_ctx": self.model.n_ctx,
-                         "response_format": {"type": "json_object", "schema": LLM_SCHEMA}}
+        self.settings = self.model.json_settings(max_tokens, LLM_SCHEMA)
 
     def _ask(self, prompt: str) -> str:
         return self.recording.answer(

@@ -75,8 +75,7 @@ class LlmValidator:
     def __init__(self, recording: Recording, model: LocalModel | None = None) -> None:
         self.recording = recording
         self.model = model or LocalModel()
-        self.settings = {"temperature": 0.0, "max_tokens": MAX_TOKENS, "n_ctx": self.model.n_ctx,
-                         "response_format": {"type": "json_object", "schema": ANSWER_SCHEMA}}
+        self.settings = self.model.json_settings(MAX_TOKENS, ANSWER_SCHEMA)
 
     @property
     def calls(self) -> int:
