@@ -16,10 +16,12 @@ from typing import Any
 
 import yaml
 
+from countercase.errors import CountercaseError
+
 ALLOWLIST = Path("configs/rerun_allowlist.yaml")
 
 
-class RerunInputError(ValueError):
+class RerunInputError(CountercaseError, ValueError):
     """A metrics file or an allowlist that cannot be read; the message names it."""
 
 
