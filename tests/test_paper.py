@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from countercase.paper import PaperError, render_paper, split_front_matter
+from countercase import layout
+from countercase.paper import (PaperError, refresh_inputs, render_paper, split_front_matter,
+                               stale_inputs, stamped)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,6 +98,43 @@ def test_a_manuscript_renders_to_html_and_pdf(manuscript, tmp_path):
         for path in pages:  # not blank: some pixels are far from white
             grey = Image.open(path).convert("L")
             assert grey.getextrema()[0] < 100, f"{path.name} is blank"
+
+
+def test_the_manifest_holds_what_the_render_read_and_the_outputs_carry_its_hash(manuscript,
+                                                                               tmp_path):
+    html, pdf, found = tmp_path / "out" / "s.html", tmp_path / "out" / "s.pdf", tmp_path / "m.json"
+    render_paper(manuscript, html, pdf, manifest_path=found, root=tmp_path)
+    recorded = json.loads(found.read_text())
+    assert set(recorded["inputs"]) == {"scores.json"}  # read by a cell; outputs left out
+    assert stamped(html, pdf) == (recorded["sha256"], recorded["sha256"])
+    assert stale_inputs(recorded, tmp_path) == []
+    (tmp_path / "scores.json").write_text(json.dumps({"bm25": 0.2}))
+    assert stale_inputs(recorded, tmp_path) == ["scores.json"]  # a metric moved since
+
+
+def test_the_pipeline_only_inputs_are_refreshed_or_read_from_their_committed_copy(tmp_path):
+    produced, copy = Path("data/run/per_query.csv"), Path("paper/inputs/per_query.csv")
+    with pytest.raises(PaperError, match="per_query.csv is missing.*dvc repro"):
+        refresh_inputs(tmp_path, {produced: copy})
+    (tmp_path / produced).parent.mkdir(parents=True)
+    (tmp_path / produced).write_text("qid,MAP\n")
+    assert refresh_inputs(tmp_path, {produced: copy}) == [copy]
+    (tmp_path / produced).unlink()  # a clean clone: the committed copy is read
+    assert refresh_inputs(tmp_path, {produced: copy}) == []
+    assert (tmp_path / copy).read_text() == "qid,MAP\n"
+
+
+def test_the_committed_paper_is_the_render_of_the_committed_inputs():
+    manifest = ROOT / layout.PAPER_MANIFEST
+    if not manifest.exists():
+        pytest.skip("no committed render yet (countercase paper writes paper/manifest.json)")
+    recorded = json.loads(manifest.read_text())
+    # wall-clock timings are written by every stage after it runs, the paper's own included
+    moved = [p for p in stale_inputs(recorded, ROOT) if not p.startswith("metrics/timing/")]
+    assert not moved, f"committed inputs changed since the paper was rendered: {moved}"
+    assert stamped(ROOT / layout.PAPER_HTML, ROOT / layout.PAPER_PDF) == (
+        recorded["sha256"], recorded["sha256"])
+    assert {str(c) for c in layout.PAPER_INPUTS.values()} <= set(recorded["inputs"])
 
 
 def test_a_missing_input_stops_the_render_naming_it(manuscript, tmp_path):

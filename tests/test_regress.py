@@ -146,3 +146,32 @@ def test_re_running_a_lever_condition_reads_the_tuning_choice(run_cli, fixture, 
                            "--index-dir", str(fixture / "index"),
                            "--choice", str(tmp_path / "none.yaml"))
     assert code == 1 and "not run" in err
+
+
+def test_the_opt_in_evaluation_tests_against_the_default_runs_without_ranking_them(fixture,
+                                                                                     tmp_path):
+    """evaluate_ft reads the default pipeline's reference runs back (here a stored `full`) and
+    tests its own conditions against them; their scores stay in the default build's file."""
+    from countercase.config import Params
+    from countercase.datasets import load
+    from countercase.evaluate.conditions import BY_NAME
+    from countercase.evaluate.run import evaluate_dataset
+    from countercase.experiment.runs import write_trec_run
+    from countercase.experiment.systems import bm25_docs_system
+    from countercase.retrieve.load import IndexPaths
+
+    dataset = load("aila2019/task2/test", ROOT / "data/raw/aila2019")
+    stored = tmp_path / "default" / dataset.collection
+    stored.mkdir(parents=True)
+    run = bm25_docs_system(fixture / "index" / "statutes_docs", 50)(dataset.topics)
+    write_trec_run({q: ranking[::-1] for q, ranking in run.items()}, stored / "full.run", "full")
+    params = Params()
+    paths = IndexPaths(fixture / "index", tmp_path / "no-dense", tmp_path / "none.parquet",
+                       tmp_path / "none.parquet")
+    result = evaluate_dataset(dataset, [BY_NAME["bm25_docs"]], paths, params.retrieve,
+                              params.evaluate, None, set(), compare_runs=tmp_path / "default")
+    assert set(result["scores"]) == {"bm25_docs"}  # `full` read back, not scored here
+    assert "bm25_docs" in result["significance"]["MAP"]["full"]
+    alone = evaluate_dataset(dataset, [BY_NAME["bm25_docs"]], paths, params.retrieve,
+                             params.evaluate, None, set())
+    assert "full" not in alone["significance"]["MAP"]  # without the default runs, no test

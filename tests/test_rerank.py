@@ -225,3 +225,14 @@ def test_the_rerankers_validation_searches_each_query_under_its_limit(indexed_co
     free = Dataset("own/free", "own", "precedents", queries, dataset.qrels)
     unlimited = Validation(load_params(ROOT / "params.yaml"), free, paths, 20)
     assert unlimited.measure(None)["MAP"] > 0  # found when nothing hides it
+    # a shallower reranking is cut from the scores at the validation depth, not scored again
+    scores = [float(i) for i in range(len(unlimited.pairs()))]
+    firsts, offset = [], 0
+    for qid in unlimited.qids:  # each query's first score
+        firsts.append(scores[offset])
+        offset += len(unlimited.candidates[qid][:20])
+    assert unlimited.head(scores, 1) == firsts
+    assert len(unlimited.head(scores, 5)) == len(unlimited.pairs(5))
+    assert unlimited.head(scores, 20) == scores
+    with pytest.raises(ValueError, match="past the validation depth 20"):
+        unlimited.head(scores, 50)

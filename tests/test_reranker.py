@@ -166,12 +166,13 @@ def untrained_dir(tmp_path_factory):
     return untrained_minilm_cross_encoder(tmp_path_factory.mktemp("ce"))
 
 
-def test_onnx_scores_match_pytorch(untrained_dir, real_groups, tmp_path):
+def test_onnx_scores_match_pytorch_and_do_not_depend_on_their_batch(untrained_dir, real_groups,
+                                                                     tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from countercase.reranker.onnx import export_onnx, parity, quantize_int8
+    from countercase.reranker.onnx import export_onnx, parity
     from countercase.reranker.train import score_pairs
-    from countercase.retrieve.rerank import FP32, INT8, OnnxCrossEncoderReranker, trained_length
+    from countercase.retrieve.rerank import FP32, OnnxCrossEncoderReranker, trained_length
 
     pairs = [(g.query, p) for g in real_groups[:6] for p in (g.positive, *g.negatives)]
     model = AutoModelForSequenceClassification.from_pretrained(str(untrained_dir)).eval()
@@ -179,13 +180,11 @@ def test_onnx_scores_match_pytorch(untrained_dir, real_groups, tmp_path):
     # the export reads pairs at the model's own length unless told otherwise
     reference = score_pairs(model, tokenizer, pairs, trained_length(untrained_dir))
     export_onnx(untrained_dir, tmp_path)
-    quantize_int8(tmp_path)
-    fp32 = parity(reference, OnnxCrossEncoderReranker(tmp_path, FP32).score_pairs(pairs))
-    int8 = parity(reference, OnnxCrossEncoderReranker(tmp_path, INT8).score_pairs(pairs))
-    # fp32: the same graph, float noise only; int8: scores move, their order mostly holds
-    assert fp32["max_abs_diff"] <= 1e-3 * max(1.0, fp32["score_std"])
-    assert int8["spearman"] >= 0.9
-    reranker = OnnxCrossEncoderReranker(tmp_path, INT8)
+    reranker = OnnxCrossEncoderReranker(tmp_path, FP32)
+    fp32 = parity(reference, reranker.score_pairs(pairs))
+    assert fp32["max_abs_diff"] <= 1e-3 * max(1.0, fp32["score_std"])  # float noise only
+    alone = reranker.score_pairs(pairs[:1])  # a pair's score is the same in any batch
+    assert abs(alone[0] - reranker.score_pairs(pairs)[0]) <= 1e-4 * max(1.0, fp32["score_std"])
     assert reranker.score("q", []) == []
     assert len(reranker.score(pairs[0][0], [("a", pairs[0][1]), ("b", pairs[1][1])])) == 2
 

@@ -23,8 +23,12 @@ EXEMPT = {"countercase", "countercase.errors", "countercase.layout", "countercas
           "countercase.java", "countercase.stage_times"}
 
 
-def _stages() -> dict:
-    return yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+PIPELINES = ("dvc.yaml", "experiments/dvc.yaml")  # the default and the opt-in pipeline
+
+
+def _stages(pipelines=PIPELINES) -> dict:
+    return {name: stage for pipeline in pipelines
+            for name, stage in yaml.safe_load((ROOT / pipeline).read_text())["stages"].items()}
 
 
 def module_path(module: str) -> Path | None:
@@ -166,10 +170,17 @@ def test_cli_defaults_are_layout_paths():
 
 
 def write_missing() -> list[str]:
-    """Insert every stage's lacking code deps into dvc.yaml; returns what was added."""
-    lines = (ROOT / "dvc.yaml").read_text().splitlines(keepends=True)
+    """Insert every stage's lacking code deps into its pipeline file; returns what was added."""
     added = []
-    for name, stage in _stages().items():
+    for pipeline in PIPELINES:
+        added += _write_missing(pipeline)
+    return added
+
+
+def _write_missing(pipeline: str) -> list[str]:
+    lines = (ROOT / pipeline).read_text().splitlines(keepends=True)
+    added = []
+    for name, stage in _stages((pipeline,)).items():
         deps = [d for d in stage.get("deps", []) if d.startswith("src/")]
         lacking = sorted(p for p in required_code(stage) if not _covered(p, deps))
         if not lacking:
@@ -180,7 +191,7 @@ def write_missing() -> list[str]:
         last = max(i for i in range(start, end) if lines[i].strip().startswith("- src/"))
         lines[last + 1:last + 1] = [f"      - {p}\n" for p in lacking]
         added += [f"{name}: {p}" for p in lacking]
-    (ROOT / "dvc.yaml").write_text("".join(lines))
+    (ROOT / pipeline).write_text("".join(lines))
     return added
 
 

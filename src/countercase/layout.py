@@ -66,6 +66,7 @@ DENSE_FT = PROCESSED / "dense_ft"  # the chunks embedded by that encoder
 TUNING_CHOICE = Path("configs/tuning_choice.yaml")  # what `tune` chose and the rule, before the test
 TUNING_FT_CHOICE = Path("configs/tuning_ft_choice.yaml")  # the fine-tuned encoder's weight (tune_ft)
 EVALUATE = PROCESSED / "evaluate"
+EVALUATE_FT = PROCESSED / "evaluate_ft"  # the opt-in pipeline's conditions (evaluate_ft)
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
 CORPUS_TREES = TREES / "corpus"  # trees of corpus query cases, beside the AILA queries' trees
@@ -99,12 +100,25 @@ REGRESSIONS = Path("regressions")  # committed inputs: written only by `counterc
 NOTEBOOK_SOURCES = Path("notebooks")  # jupytext percent files, the only form committed
 QUICKSTART = Path("quickstart")  # `make quickstart`: a first look without the pipeline
 PAPER_SOURCE = Path("paper/paper.qmd")
-PAPER_HTML = Path("paper/_output/paper.html")
-PAPER_PDF = Path("paper/_output/paper.pdf")
+# the render is committed, so the paper can be read without running anything; the manifest
+# holds the hash of every input the render read (countercase.paper)
+PAPER_HTML = Path("paper/paper.html")
+PAPER_PDF = Path("paper/paper.pdf")
+PAPER_MANIFEST = Path("paper/manifest.json")
+# small committed copies of what only the pipeline writes, refreshed by each render where the
+# pipeline has run, so a clean clone renders the paper from committed files alone
+PAPER_INPUTS = {
+    EVALUATE / "aila2019-task1" / "per_query.csv": Path("paper/inputs/task1_per_query.csv"),
+    EXPLANATIONS / "AILA_Q30.json": Path("paper/inputs/AILA_Q30.json"),
+}
 PAPER_BIBLIOGRAPHY = Path("paper/references.bib")
 TRACK_RESULTS = Path("paper/aila2019_track.yaml")  # the track's best runs, from its overview paper
 
-# what each DVC stage writes: ``outs`` (cached data) and ``metrics`` (JSON, not cached)
+# the default pipeline (`make repro`) and the opt-in one (`make repro-extended`)
+PIPELINE = Path("dvc.yaml")
+OPT_IN_PIPELINE = Path("experiments/dvc.yaml")
+
+# what each DVC stage writes (of both pipelines): ``outs`` (cached data) and ``metrics`` (JSON, not cached)
 STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "ingest": {"outs": (INGEST,), "metrics": (metrics("ingest"), timing("ingest"))},
     "extract": {"outs": (EXTRACT,), "metrics": (timing("extract"),)},
@@ -125,6 +139,9 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},
     "regress": {"outs": (), "metrics": (metrics("regress"),)},
+    "evaluate_ft": {"outs": (EVALUATE_FT, metrics("evaluation_ft")),
+                    "metrics": (metrics("retrieval_ft"), timing("evaluate_ft"))},
+    "regress_ft": {"outs": (), "metrics": (metrics("regress_ft"),)},
     "perturb": {"outs": (TREES,), "metrics": (metrics("counterfactual"), timing("perturb"))},
     "llm_check": {"outs": (LLM_CHECK,), "metrics": (metrics("llm_check"), timing("llm_check"))},
     "explain": {"outs": (EXPLANATIONS,), "metrics": (metrics("explanations"), timing("explain"))},
@@ -133,5 +150,6 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "llm_replay": {"outs": (), "metrics": (metrics("llm_replay"),)},
     "explore_bench": {"outs": (), "metrics": (timing("explorer"),)},
     "notebooks": {"outs": (NOTEBOOKS,), "metrics": (timing("notebooks"),)},
-    "paper": {"outs": (PAPER_HTML, PAPER_PDF), "metrics": ()},
+    "paper": {"outs": (PAPER_HTML, PAPER_PDF, PAPER_MANIFEST, *PAPER_INPUTS.values()),
+              "metrics": ()},
 }

@@ -12,11 +12,20 @@ cells and hands their output to pandoc, as Quarto does:
 3. pandoc (the ``pypandoc-binary`` package) resolves the citations against the bibliography
    (``--citeproc``) and writes a self-contained HTML page and a Typst document, which the ``typst``
    package compiles to the PDF.
+
+The render is committed (``paper/paper.pdf``, ``paper/paper.html``) with ``paper/manifest.json``:
+the SHA-256 of every project file the cells opened for reading (recorded in the kernel while
+they run), so a test can tell when a committed metric has moved since the render. A PDF is not
+byte-reproducible, so the manifest's own hash is written into the PDF's and the HTML's metadata
+instead. What only the pipeline writes is read from small committed copies (``paper/inputs``),
+refreshed from the pipeline's outputs where they exist (:func:`refresh_inputs`).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import logging
 import re
 import shutil
@@ -54,15 +63,33 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return front, text[end + 4:].lstrip("\n")
 
 
+# run before the manuscript's cells and after them: every file opened for reading is recorded
+_RECORD_READS = """\
+import builtins as _builtins, io as _io, os as _os
+_paper_reads, _paper_open = set(), _builtins.open
+def _recording_open(file, mode="r", *args, **kwargs):
+    if isinstance(file, (str, _os.PathLike)) and not set(mode) & set("wax+"):
+        _paper_reads.add(_os.path.abspath(_os.fspath(file)))
+    return _paper_open(file, mode, *args, **kwargs)
+_builtins.open = _io.open = _recording_open
+"""
+_READS = "__paper_reads__"
+_REPORT_READS = f"import json as _json\nprint({_READS!r} + _json.dumps(sorted(_paper_reads)))"
+
+
 def execute(source: Path, timeout_s: int = 900):
-    """The manuscript as an executed notebook (cells run in the manuscript's folder)."""
+    """The manuscript as an executed notebook (cells run in the manuscript's folder) and the
+    absolute paths of the files its cells opened for reading."""
     import jupytext
+    import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     _, body = split_front_matter(source.read_text(encoding="utf-8"))
     # the R Markdown reader parses the same ```{python} cells that Quarto runs
     notebook = inline_cells(jupytext.reads(body, fmt="Rmd"))
+    notebook.cells = [nbformat.v4.new_code_cell(_RECORD_READS), *notebook.cells,
+                      nbformat.v4.new_code_cell(_REPORT_READS)]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     try:
@@ -70,7 +97,84 @@ def execute(source: Path, timeout_s: int = 900):
                        resources={"metadata": {"path": str(source.parent.resolve())}}).execute()
     except CellExecutionError as error:
         raise PaperError(f"{source}: a cell failed: {error.ename}: {error.evalue}") from None
-    return notebook
+    report = notebook.cells.pop()
+    notebook.cells.pop(0)
+    text = "".join(o.get("text", "") for o in report.get("outputs", []))
+    reads = json.loads(text[text.index(_READS) + len(_READS):]) if _READS in text else []
+    return notebook, [Path(p) for p in reads]
+
+
+def refresh_inputs(root: Path, copies: dict[Path, Path]) -> list[Path]:
+    """Copy each pipeline output the paper reads onto its committed copy where the pipeline
+    has written it; return the copies refreshed. A copy with neither is a PaperError naming
+    the stage output to build."""
+    refreshed = []
+    for produced, copy in copies.items():
+        if (root / produced).is_file():
+            (root / copy).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / produced, root / copy)
+            refreshed.append(copy)
+        elif not (root / copy).is_file():
+            raise PaperError(f"{copy} is missing and so is {produced}, which it copies: run "
+                             "`dvc repro` (the paper reads it)")
+    return refreshed
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def manifest(reads: list[Path], root: Path, outputs: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The inputs of a render: every project file it read (``.venv`` and the package's own
+    code left out, as are the render's outputs), path -> SHA-256, and the hash of that table."""
+    root = root.resolve()
+    skip = {(root / o).resolve() for o in outputs}
+    inputs = {}
+    for path in sorted({Path(p).resolve() for p in reads}):
+        if path in skip or not path.is_file() or root not in path.parents:
+            continue
+        relative = path.relative_to(root)
+        if relative.parts[0] in (".venv", "src", ".git"):
+            continue
+        inputs[relative.as_posix()] = sha256(path)
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+    return {"sha256": digest, "inputs": inputs}
+
+
+def stale_inputs(recorded: dict[str, Any], root: Path) -> list[str]:
+    """The manifest's inputs whose file is gone or differs from the render's."""
+    return [p for p, digest in recorded["inputs"].items()
+            if not (root / p).is_file() or sha256(root / p) != digest]
+
+
+META = "countercase-manifest"
+
+
+def stamp(html: Path, pdf: Path | None, digest: str) -> None:
+    """Write the manifest's hash into the HTML's head and the PDF's document information."""
+    text = html.read_text(encoding="utf-8")
+    tag = f'<meta name="{META}" content="sha256:{digest}" />'
+    html.write_text(text.replace("<head>", f"<head>\n{tag}", 1), encoding="utf-8")
+    if pdf is not None and pdf.is_file():
+        from pypdf import PdfReader, PdfWriter
+
+        writer = PdfWriter(clone_from=PdfReader(pdf))
+        writer.add_metadata({"/Keywords": f"{META} sha256:{digest}"})
+        with pdf.open("wb") as handle:
+            writer.write(handle)
+
+
+def stamped(html: Path, pdf: Path) -> tuple[str | None, str | None]:
+    """The manifest hash the HTML's and the PDF's metadata carry (None where absent)."""
+    import re as _re
+
+    from pypdf import PdfReader
+
+    found = _re.search(rf'<meta name="{META}" content="sha256:([0-9a-f]+)"',
+                       html.read_text(encoding="utf-8"))
+    keywords = (PdfReader(pdf).metadata or {}).get("/Keywords", "")
+    in_pdf = _re.search(r"sha256:([0-9a-f]+)", str(keywords))
+    return (found.group(1) if found else None), (in_pdf.group(1) if in_pdf else None)
 
 
 def inline_cells(notebook):
@@ -145,9 +249,9 @@ def _pandoc(markdown: Path, to: str, out: Path, extra: list[str]) -> None:
 
 
 def render_fallback(source: Path, out_html: Path, out_pdf: Path | None,
-                    timeout_s: int = 900) -> None:
+                    timeout_s: int = 900, notebook=None) -> None:
     front, _ = split_front_matter(source.read_text(encoding="utf-8"))
-    notebook = execute(source, timeout_s)
+    notebook = notebook if notebook is not None else execute(source, timeout_s)[0]
     with tempfile.TemporaryDirectory(prefix="paper-") as tmp:
         build = Path(tmp)
         meta = {k: v for k, v in front.items() if k not in QUARTO_ONLY}
@@ -179,10 +283,27 @@ def render_fallback(source: Path, out_html: Path, out_pdf: Path | None,
 
 
 def render_paper(source: Path, out_html: Path, out_pdf: Path | None = None,
-                 timeout_s: int = 900) -> str:
+                 timeout_s: int = 900, manifest_path: Path | None = None,
+                 root: Path | None = None) -> str:
     """Render ``source`` to ``out_html`` (and ``out_pdf``); return which renderer ran
-    ("quarto" or "pandoc")."""
+    ("quarto" or "pandoc"). With ``manifest_path``, the inputs the cells read (under ``root``,
+    default the manuscript's parent folder) are written there and the manifest's hash into
+    the outputs' metadata."""
     out_html.parent.mkdir(parents=True, exist_ok=True)
+    notebook, reads = execute(source, timeout_s)  # Quarto runs the cells again itself
+    renderer = _render(source, out_html, out_pdf, timeout_s, notebook)
+    if manifest_path is not None:
+        root = Path(root) if root is not None else source.resolve().parent.parent
+        found = manifest(reads, root, (out_html, out_pdf, manifest_path) if out_pdf
+                         else (out_html, manifest_path))
+        manifest_path.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n",
+                                 encoding="utf-8")
+        stamp(out_html, out_pdf, found["sha256"])
+    return renderer
+
+
+def _render(source: Path, out_html: Path, out_pdf: Path | None, timeout_s: int,
+            notebook) -> str:
     quarto = shutil.which("quarto")
     if quarto:
         outdir = out_html.parent.resolve()
@@ -193,6 +314,6 @@ def render_paper(source: Path, out_html: Path, out_pdf: Path | None = None,
             if wanted is not None and rendered != wanted.resolve():
                 rendered.replace(wanted)
         return "quarto"
-    render_fallback(source, out_html, out_pdf, timeout_s)
+    render_fallback(source, out_html, out_pdf, timeout_s, notebook)
     log.info("paper rendered with pandoc -> %s%s", out_html, f", {out_pdf}" if out_pdf else "")
     return "pandoc"

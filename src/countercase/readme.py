@@ -41,9 +41,40 @@ class Outputs:
     def metric(self, name: str) -> Any:
         return self.json(f"metrics/{name}")
 
+    def both(self, stem: str) -> Any:
+        """``metrics/<stem>.json`` of the default pipeline with the opt-in pipeline's
+        ``<stem>_ft.json`` folded in (retrieval, evaluation): the fine-tuned encoder's
+        conditions beside the others, their tests beside the others'."""
+        return with_opt_in(self.metric(f"{stem}.json"), self.metric(f"{stem}_ft.json"))
+
     def yaml(self, relative: str) -> Any:
         path = self.root / relative
         return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def with_opt_in(default: dict | None, opt_in: dict | None) -> dict | None:
+    """Per collection, the opt-in build's scores (or ``significance`` tests, measure -> baseline
+    -> condition) added to the default build's; the default's notes otherwise kept."""
+    if not default or not opt_in:
+        return default
+    merged = {}
+    for collection, found in default.items():
+        extra = opt_in.get(collection, {})
+        if "significance" not in found:
+            merged[collection] = {**found, **extra}
+            continue
+        added = extra.get("significance", {})
+        merged[collection] = {**found, "significance": {
+            measure: {base: {**tests, **added.get(measure, {}).get(base, {})}
+                      for base, tests in bases.items()}
+            for measure, bases in found["significance"].items()}}
+    return merged
+
+
+def _served(found: dict) -> dict:
+    """The served reranker's scores in a reranker report: float32 since issue 40 (``served``),
+    the dynamic-int8 model before it (``onnx_int8``, in the reports kept from earlier builds)."""
+    return found["served"] if "served" in found else found["onnx_int8"]
 
 
 def _f(value: float, digits: int = 4) -> str:
@@ -130,7 +161,7 @@ def _corpus(o: Outputs) -> list[tuple[str, str, str]]:
 
 
 def _aila(o: Outputs) -> list[tuple[str, str, str]]:
-    retrieval, evaluation = o.metric("retrieval.json"), o.metric("evaluation.json")
+    retrieval, evaluation = o.both("retrieval"), o.both("evaluation")
     track = o.yaml("paper/aila2019_track.yaml")
     if not (retrieval and evaluation and track):
         return []
@@ -154,7 +185,7 @@ def _aila(o: Outputs) -> list[tuple[str, str, str]]:
 
 
 def _citations(o: Outputs) -> list[tuple[str, str, str]]:
-    retrieval, evaluation, tuning = (o.metric("retrieval.json"), o.metric("evaluation.json"),
+    retrieval, evaluation, tuning = (o.both("retrieval"), o.both("evaluation"),
                                      o.metric("tuning.json"))
     collection = o.metric("citations.json")
     if not (retrieval and evaluation and tuning and collection):
@@ -263,17 +294,17 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
             f"{reranker['groups_trained_on']:,} groups, {training['steps']} steps (loss "
             f"{training['loss_first_window']} -> {training['loss_last_window']}); checkpoint step "
             f"{training['best']['step']} chosen on the dev queries (MAP "
-            f"{_f(training['best']['MAP'])}); int8 alone {_f(valid['onnx_int8']['MAP'])}, "
+            f"{_f(training['best']['MAP'])}); served alone {_f(_served(valid)['MAP'])}, "
             f"blended with the first stage at w {w} "
             f"{_f(valid['first_stage_weight'][str(w)]['MAP'])} against `no_rerank` "
             f"{_f(valid['no_rerank']['MAP'])}: the reranker is "
             f"{'on' if params['retrieve']['use_rerank'] else 'off'}"
-            + "".join(f"; {name} beside: {_f(found['onnx_int8']['MAP'])} against `no_rerank` "
+            + "".join(f"; {name} beside: {_f(_served(found)['MAP'])} against `no_rerank` "
                       f"{_f(found['no_rerank']['MAP'])}"
                       for name, found in _flat(reranker.get("scored_beside", {})).items()),
             "`metrics/reranker.json`"))
     biencoder, ft = o.metric("biencoder.json"), o.metric("tuning_ft.json")
-    retrieval = o.metric("retrieval.json") or {}
+    retrieval = o.both("retrieval") or {}
     encoders = ("dense", "dense_ft", "hybrid_rrf", "hybrid_ft")
     moved = [f"{name}: " + ", ".join(f"`{c}` {_f(scores[c]['MAP'])}" for c in encoders
                                      if c in scores)

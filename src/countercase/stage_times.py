@@ -85,13 +85,17 @@ def record_dvc_stage(seconds: float) -> None:
         log.warning("stage timing not recorded in %s: %s", SUMMARY, error)
 
 
-def _dvc_order(dvc_yaml: Path = Path("dvc.yaml")) -> dict[str, int]:
+def _dvc_order(pipelines: tuple[Path, ...] = (layout.PIPELINE, layout.OPT_IN_PIPELINE)
+               ) -> dict[str, int]:
+    """Stage -> its place: the default pipeline's stages in order, then the opt-in ones."""
     import yaml
 
-    try:
-        stages = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"]
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
-        return {}
+    stages: list[str] = []
+    for path in pipelines:
+        try:
+            stages += list(yaml.safe_load(path.read_text(encoding="utf-8"))["stages"])
+        except (OSError, yaml.YAMLError, KeyError, TypeError):
+            continue
     return {name: i for i, name in enumerate(stages)}
 
 

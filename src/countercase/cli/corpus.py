@@ -107,13 +107,20 @@ def paper(
     source: Path = typer.Option(layout.PAPER_SOURCE, help="The Quarto manuscript."),
     out: Path = typer.Option(layout.PAPER_HTML, help="Rendered HTML."),
     pdf: Optional[Path] = typer.Option(layout.PAPER_PDF, help="Rendered PDF."),
+    manifest: Optional[Path] = typer.Option(
+        layout.PAPER_MANIFEST, help="The hashes of every input the render read."),
 ) -> None:
-    """Render the paper from the metrics as HTML and PDF (Quarto if installed, else the same
-    cells run by nbclient and typeset by pandoc and Typst)."""
-    from countercase.paper import render_paper
+    """Render the paper from the committed metrics as HTML and PDF (Quarto if installed, else
+    the same cells run by nbclient and typeset by pandoc and Typst); what only the pipeline
+    writes is read from its committed copy under paper/inputs, refreshed where it has run."""
+    from countercase.paper import refresh_inputs, render_paper
 
     require(source, "manuscript")
-    log.info("paper rendered by %s -> %s, %s", render_paper(source, out, pdf), out, pdf)
+    root = source.resolve().parent.parent  # the manuscript is paper/paper.qmd of the project
+    for copy in refresh_inputs(root, layout.PAPER_INPUTS):
+        log.info("paper input refreshed from the pipeline: %s", copy)
+    renderer = render_paper(source, out, pdf, manifest_path=manifest, root=root)
+    log.info("paper rendered by %s -> %s, %s (inputs: %s)", renderer, out, pdf, manifest)
 
 
 @app.command()

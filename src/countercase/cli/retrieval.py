@@ -24,6 +24,8 @@ CHOICE_OPTION = typer.Option(layout.TUNING_CHOICE,
                              help="The tune stage's choice, which the lever conditions run with.")
 FT_CHOICE_OPTION = typer.Option(layout.TUNING_FT_CHOICE,
                                 help="The tune_ft stage's choice (the fine-tuned encoder).")
+OPT_IN_OPTION = typer.Option(False, "--opt-in", help="The conditions of the opt-in pipeline "
+                             "(experiments/dvc.yaml): those of the fine-tuned encoder.")
 
 
 @app.command()
@@ -186,7 +188,9 @@ def evaluate(
     collection: list[str] = typer.Option(
         [], help="aila2019-task1, aila2019-task2 and/or citations (the citation collection's "
                  "held-out half; default: all three)."),
-    condition: list[str] = typer.Option([], help="Conditions to run (default: all)."),
+    condition: list[str] = typer.Option([], help="Conditions to run (default: all the default "
+                                             "pipeline builds; with --opt-in, the opt-in ones)."),
+    opt_in: bool = OPT_IN_OPTION,
     aila_dir: Path = AILA_OPTION,
     docs: Optional[Path] = typer.Option(None, help="Another collection: documents JSONL."),
     topics: Optional[Path] = typer.Option(None, help="Its topics: qid<TAB>text."),
@@ -206,6 +210,9 @@ def evaluate(
     resume_dir: Optional[Path] = typer.Option(
         layout.EVALUATE_RESUME, help="Each condition's run is kept here as it is ranked; a run "
         "on the same inputs (files, parameters, code) reads them back. Cleared when done."),
+    compare_runs: Optional[Path] = typer.Option(
+        None, help="Another evaluation's runs (the default pipeline's, for --opt-in): its "
+                   "reference runs are read back and tested against, not ranked again."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Score every condition on the AILA 2019 test queries (or a TREC collection), with
@@ -225,7 +232,7 @@ def evaluate(
 
     started = time.perf_counter()
     params = load_params(params_path)
-    chosen = _conditions(condition)
+    chosen = _conditions(condition, opt_in)
     if (docs or topics or qrels) and not (docs and topics and qrels):
         raise UserError("a TREC collection needs --docs, --topics and --qrels together")
     known = [*AILA_COLLECTIONS, "citations"]
@@ -259,14 +266,14 @@ def evaluate(
     resume = None
     if resume_dir is not None:  # what every run depends on (a TREC index is rebuilt from docs)
         read = ([docs, topics, qrels] if docs else
-                [aila_dir, citations, choice, ft_choice, documents, index_dir, dense_dir, chunks,
-                 metadata, layout.DENSE_FT, paths.fact_index,
-                 Path(params.retrieve.rerank_model).parent])
+                [aila_dir, citations, choice, documents, index_dir, dense_dir, chunks, metadata,
+                 paths.fact_index, Path(params.retrieve.rerank_model).parent,
+                 *([ft_choice, layout.DENSE_FT] if any(c.opt_in for c in chosen) else [])])
         resume = (resume_dir, inputs_fingerprint(
-            read, params.model_dump_json(), json.dumps([collection, condition])))
+            read, params.model_dump_json(), json.dumps([collection, condition, opt_in])))
     for dataset, paths, doc_ids, variants, conditions in jobs:
         result = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                                  out, doc_ids, variants, levers, resume)
+                                  out, doc_ids, variants, levers, resume, compare_runs)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
         stage_times.carry(result["seconds_in_earlier_runs"])
@@ -282,13 +289,13 @@ def evaluate(
     _print_scores(scores)
 
 
-def _conditions(names: list[str]) -> list:
-    from countercase.evaluate.conditions import BY_NAME, CONDITIONS
+def _conditions(names: list[str], opt_in: bool = False) -> list:
+    from countercase.evaluate.conditions import BY_NAME, DEFAULT, OPT_IN
 
     unknown = [c for c in names if c not in BY_NAME]
     if unknown:
         raise UserError(f"unknown condition(s) {', '.join(unknown)}: use {', '.join(BY_NAME)}")
-    return [BY_NAME[c] for c in names] or list(CONDITIONS)
+    return [BY_NAME[c] for c in names] or list(OPT_IN if opt_in else DEFAULT)
 
 
 @app.command()
@@ -297,7 +304,9 @@ def regress(
                                                  "every collection (default with --all: all)."),
     verify: bool = typer.Option(False, "--verify", help="Score again and fail on drift."),
     update: bool = typer.Option(False, "--update", help="Record new expected scores."),
-    all_: bool = typer.Option(False, "--all", help="Every regression file."),
+    all_: bool = typer.Option(False, "--all", help="Every regression file of the default "
+                              "pipeline's conditions (with --opt-in, of the opt-in ones)."),
+    opt_in: bool = OPT_IN_OPTION,
     reason: str = typer.Option("", help="Why the expected scores change (with --update)."),
     runs: Optional[Path] = typer.Option(
         None, help="Score the run files here (the evaluate stage's out) instead of re-running."),
@@ -343,12 +352,13 @@ def regress(
     if update:
         if not reason.strip():
             raise UserError("--update needs --reason: say why the expected scores change")
-        records = [run.new_record(ref) for ref in refs] if refs else select(regressions, [])
+        records = ([run.new_record(ref) for ref in refs] if refs
+                   else select(regressions, [], opt_in))
         for path in run.update(records, regressions, params, paths, variants, runs, aila_dir,
                                reason, levers(records)):
             log.info("%s: expected scores recorded", path)
         return
-    records = select(regressions, refs)
+    records = select(regressions, refs, opt_in)
     drifts = run.verify(records, params, paths, variants, runs, aila_dir, levers(records))
     columns = ["collection", "condition", "measure", "expected", "found", "diff"]
     if metrics:

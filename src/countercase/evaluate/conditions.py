@@ -41,6 +41,13 @@ class Condition:
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
         return candidate_params(base, chunk_depth, **self.overrides)
 
+    @property
+    def opt_in(self) -> bool:
+        """Whether only the opt-in pipeline (experiments/dvc.yaml, `make repro-extended`) runs
+        it: it reads the fine-tuned encoder's embeddings, which the default pipeline does not
+        build (issue 40's budget rule: its gain was not significant on its own held-out data)."""
+        return self.dense_dir == layout.DENSE_FT
+
     def reads_vectors(self, base: RetrieveParams, chunk_depth: int, task: str) -> bool:
         """Whether this condition reads a chunk's vector on ``task``: the dense ranking at a
         weight above 0, or MMR (levers are taken to read them; BM25 over documents or over
@@ -130,6 +137,8 @@ CONDITIONS = (
               overrides={"use_rerank": True}),
 )
 BY_NAME = {c.name: c for c in CONDITIONS}
+DEFAULT = tuple(c for c in CONDITIONS if not c.opt_in)  # what the evaluate stage runs
+OPT_IN = tuple(c for c in CONDITIONS if c.opt_in)  # what the opt-in evaluate_ft stage runs
 # on the citation collection's held-out half (hundreds of queries): the system as configured,
 # its baselines and the levers (hybrid_rrf: the packaged encoder's hybrid, hybrid_ft's control;
 # rerank against no_rerank: the reranker's gain, as it never trains on a held-out query); the

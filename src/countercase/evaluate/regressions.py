@@ -61,16 +61,18 @@ def read_regressions(root: Path) -> list[dict[str, Any]]:
     return [read_regression(p) for p in sorted(Path(root).glob("*/*.yaml"))]
 
 
-def select(root: Path, refs: Iterable[str]) -> list[dict[str, Any]]:
+def select(root: Path, refs: Iterable[str], opt_in: bool = False) -> list[dict[str, Any]]:
     """The regression records named by ``refs`` (``collection/condition``, or a condition of
-    every collection that has it); all of them when ``refs`` is empty."""
+    every collection that has it); when ``refs`` is empty, all of the default pipeline's
+    conditions, or with ``opt_in`` all of the opt-in pipeline's (:attr:`Condition.opt_in`)."""
     records = read_regressions(root)
     if not records:
         raise RegressionError(f"no regression files in {root} (regressions/<collection>/"
                               "<condition>.yaml)")
     refs = list(refs)
     if not refs:
-        return records
+        return [r for r in records
+                if (r["condition"] in BY_NAME and BY_NAME[r["condition"]].opt_in) == opt_in]
     chosen = []
     for ref in refs:
         found = [r for r in records if ref in (r["condition"], f"{r['collection']}/{r['condition']}")]

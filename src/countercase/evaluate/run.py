@@ -24,6 +24,7 @@ from countercase.evaluate.conditions import Condition
 from countercase.evaluate.levers import FT_LEVERS, LeverSource, lever_system
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
+from countercase.experiment.runs import read_trec_run
 from countercase.experiment.systems import (bm25_docs_system, candidate_params, fact_system,
                                             pipeline_system)
 from countercase.retrieve.load import IndexPaths
@@ -152,9 +153,12 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
                      base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
                      doc_ids: set[str], variants: VariantSource | None = None,
                      levers: LeverSource | None = None,
-                     resume: tuple[Path, str] | None = None) -> dict[str, Any]:
+                     resume: tuple[Path, str] | None = None,
+                     compare_runs: Path | None = None) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
-    tests written under ``out/<collection>/`` (nothing written when ``out`` is None)."""
+    tests written under ``out/<collection>/`` (nothing written when ``out`` is None).
+    ``compare_runs``: another evaluation's folder (the default pipeline's, for the opt-in
+    conditions), whose reference runs are read back to test against and not scored again."""
     conditions, base = runnable(conditions, dataset.task, base, variants, levers)
     if not paths.fact_index.is_dir():  # a collection without fact sheets (a TREC folder)
         facty = [c for c in conditions if c.level == "facts" or c.overrides.get("fact_weight")]
@@ -184,11 +188,17 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
         systems = {name: _keyed(system, f"{resume[1]}/{name}",
                                 cache_dir / "seconds" / f"{name}.json")
                    for name, system in systems.items()}
+    stored = ({name: path for name in REFERENCES if name not in systems
+               and (path := compare_runs / dataset.collection / f"{name}.run").is_file()}
+              if compare_runs is not None else {})
+    systems |= {name: (lambda topics, path=path: read_trec_run(path))
+                for name, path in stored.items()}
     result = Experiment(systems, dataset, baselines=REFERENCES, cache_dir=cache_dir,
                         out=out / dataset.collection if out is not None else None)
     earlier = (_seconds_before(cache_dir / "seconds", result.read_back, resume[1])
                if resume is not None else 0.0)
-    return {"scores": result.aggregate(), "significance": result.significance,
+    scores = {name: found for name, found in result.aggregate().items() if name not in stored}
+    return {"scores": scores, "significance": result.significance,
             "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
             "seconds_in_earlier_runs": earlier,
             "n_test_queries": len(dataset.queries),

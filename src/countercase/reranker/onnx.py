@@ -1,11 +1,10 @@
-"""The trained cross-encoder for inference: ONNX export, int8 dynamic quantisation, parity and speed.
+"""The trained cross-encoder for inference: ONNX export, parity and speed.
 
-- :func:`export_onnx` writes ``model.onnx`` (fp32, dynamic batch and length) with the tokenizer
-  next to it; :func:`quantize_int8` writes ``model.int8.onnx`` (weights of the MatMuls in int8
-  with a scale per output channel, activations quantised on the fly: ONNX Runtime's dynamic
-  quantisation, no calibration data).
+- :func:`export_onnx` writes ``model.onnx`` (float32, dynamic batch and length) with the
+  tokenizer next to it. No int8: dynamic quantisation scales activations per batch, so a pair's
+  score would depend on the pairs beside it (issue 40: one precision, float32).
 - :class:`~countercase.retrieve.rerank.OnnxCrossEncoderReranker` (retrieval's side: it serves
-  the pipeline) runs either file.
+  the pipeline) runs it.
 - :func:`parity` compares scores on real pairs (max absolute difference, Spearman's rho);
   :func:`speed` times 50 pairs (the longest validation pairs) on a fixed thread count.
 """
@@ -18,10 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from countercase.retrieve.rerank import FP32, INT8, OnnxCrossEncoderReranker
+from countercase.retrieve.rerank import FP32, OnnxCrossEncoderReranker
 
-__all__ = ["FP32", "INT8", "OnnxCrossEncoderReranker", "export_onnx", "parity", "quantize_int8",
-           "speed", "spearman"]
+__all__ = ["FP32", "OnnxCrossEncoderReranker", "export_onnx", "parity", "speed", "spearman"]
 
 
 def export_onnx(model_dir: Path, out_dir: Path, opset: int = 17) -> Path:
@@ -42,15 +40,6 @@ def export_onnx(model_dir: Path, out_dir: Path, opset: int = 17) -> Path:
                           dynamo=False)
     tokenizer.save_pretrained(str(out_dir))
     return out_dir / FP32
-
-
-def quantize_int8(onnx_dir: Path) -> Path:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    # per-channel scales: Spearman to fp32 0.995 against 0.978 per tensor, at the same speed
-    quantize_dynamic(str(onnx_dir / FP32), str(onnx_dir / INT8), weight_type=QuantType.QInt8,
-                     per_channel=True)
-    return onnx_dir / INT8
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:

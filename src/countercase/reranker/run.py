@@ -1,11 +1,13 @@
 """Stage ``train_reranker``: mine citations and pairs, train, export, measure.
 
-Outputs under ``out/``: ``model/`` (the best PyTorch checkpoint), ``onnx/`` (``model.onnx``,
-``model.int8.onnx``, tokenizer), ``citations_sample.json`` (resolved and unresolved citations
+Outputs under ``out/``: ``model/`` (the best PyTorch checkpoint), ``onnx/`` (``model.onnx``, the
+float32 model served, and its tokenizer), ``citations_sample.json`` (resolved and unresolved citations
 for inspection), ``groups.jsonl`` (the training groups), ``leakage.json`` (the documents that
 hold an AILA query's text and the groups dropped for them). Metrics: citation counts, groups,
 training, the learning curve and the validation scores (the current pipeline's candidates
-reranked), ONNX parity, speed, and reranking depth against latency.
+reranked), ONNX parity, speed, and reranking depth against latency. Each model's scores of the
+validation pairs are computed once: the served checkpoint's validation pass gives every depth
+(cut from the serving depth) and every first-stage blend.
 
 Which judgments train and which choose (``reranker.validate_on: citations``): the groups of a
 citing judgment that is a held-out or dev query of the citation collection, or a copy of one
@@ -32,7 +34,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from countercase.config import Params
+from countercase.config import ConfigError, Params
 from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
@@ -179,6 +181,18 @@ class Validation:
         return [(self.dataset.queries[q], text) for q in self.qids
                 for _, text in self.candidates[q][:depth]]
 
+    def head(self, scores: list[float], depth: int) -> list[float]:
+        """The scores of :meth:`pairs` at ``depth`` (at most the validation depth), cut from
+        those at the validation depth: a shallower reranking scores nothing again."""
+        if depth > self.depth:
+            raise ValueError(f"depth {depth} is past the validation depth {self.depth}")
+        out, offset = [], 0
+        for q in self.qids:
+            n = len(self.candidates[q][:self.depth])
+            out += scores[offset:offset + min(depth, n)]
+            offset += n
+        return out
+
     def run(self, scores: list[float] | None, depth: int | None = None,
             first_stage_weight: float = 0.0) -> dict[str, list]:
         """qid -> ranked (doc, score); ``scores`` for :meth:`pairs` (None: no reranking),
@@ -223,12 +237,16 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     the stage is done): a run on the same inputs goes on from it."""
     import torch
 
-    from countercase.reranker.onnx import (FP32, INT8, OnnxCrossEncoderReranker, export_onnx,
-                                           parity, quantize_int8, speed)
+    from countercase.reranker.onnx import (FP32, OnnxCrossEncoderReranker, export_onnx, parity,
+                                           speed)
     from countercase.reranker.train import score_pairs, train
     from countercase.retrieve.load import IndexPaths
 
     p = params.reranker
+    deep = [d for d in p.depths if d > params.retrieve.rerank_depth]
+    if deep:  # the depths are cut from the one validation pass at the serving depth
+        raise ConfigError(f"reranker.depths {deep} are past retrieve.rerank_depth "
+                             f"{params.retrieve.rerank_depth}: measure depths up to it")
     torch.set_num_threads(p.threads)
     started = time.perf_counter()
     timing: dict[str, float] = {}
@@ -255,9 +273,11 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     no_rerank = validation.measure(None)
     timing["validation_candidates_seconds"] = time.perf_counter() - t
 
+    validated: list[list[float]] = []  # this run's validation passes, in order
+
     def validate(model, tokenizer) -> dict:
-        scores = score_pairs(model, tokenizer, validation.pairs(), p.max_length)
-        found = validation.measure(scores)
+        validated.append(score_pairs(model, tokenizer, validation.pairs(), p.max_length))
+        found = validation.measure(validated[-1])
         return {**found, "score": found[p.select_by]}
 
     t = time.perf_counter()
@@ -287,7 +307,6 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     t = time.perf_counter()
     onnx_dir = out / "onnx"
     export_onnx(out / "model", onnx_dir)
-    quantize_int8(onnx_dir)
     timing["export_seconds"] = time.perf_counter() - t
 
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -295,18 +314,14 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     tokenizer = AutoTokenizer.from_pretrained(str(out / "model"), local_files_only=True)
     model = AutoModelForSequenceClassification.from_pretrained(str(out / "model"),
                                                                local_files_only=True).eval()
-    pairs = validation.pairs()
-    torch_scores = score_pairs(model, tokenizer, pairs, p.max_length, batch_size=16)
     fp32 = OnnxCrossEncoderReranker(onnx_dir, FP32, max_length=p.max_length, threads=p.threads)
-    int8 = OnnxCrossEncoderReranker(onnx_dir, INT8, max_length=p.max_length, threads=p.threads)
-    fp32_scores, int8_scores = fp32.score_pairs(pairs), int8.score_pairs(pairs)
-    export = {"parity_onnx_fp32": parity(torch_scores, fp32_scores),
-              "parity_onnx_int8": parity(torch_scores, int8_scores),
-              "tolerance": {"onnx_fp32_max_abs_diff": 1e-3, "onnx_int8_spearman_min": 0.95}}
-    export["parity_ok"] = (export["parity_onnx_fp32"]["max_abs_diff"] <= 1e-3
-                           and export["parity_onnx_int8"]["spearman"] >= 0.95)
     # 50 pairs that fill max_length word pieces: the longest validation pairs (facts x chunk)
-    long_pairs = pairs[:50]
+    long_pairs = validation.pairs()[:50]
+    export = {"parity_onnx_fp32": parity(
+                  score_pairs(model, tokenizer, long_pairs, p.max_length, batch_size=16),
+                  fp32.score_pairs(long_pairs)),
+              "tolerance": {"onnx_fp32_max_abs_diff": 1e-3}}
+    export["parity_ok"] = export["parity_onnx_fp32"]["max_abs_diff"] <= 1e-3
     lengths = [len(tokenizer(q, d, truncation="longest_first", max_length=p.max_length)["input_ids"])
                for q, d in long_pairs]
     export["speed_50_pairs"] = {
@@ -315,32 +330,36 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
         "load_average_1min": round(os.getloadavg()[0], 2),
         "pytorch_fp32": speed(lambda x: score_pairs(model, tokenizer, x, p.max_length, 16),
                               long_pairs),
-        "onnx_fp32": speed(fp32.score_pairs, long_pairs),
-        "onnx_int8": speed(int8.score_pairs, long_pairs)}
+        "onnx_fp32": speed(fp32.score_pairs, long_pairs)}
 
-    # the deployed (int8) model on the validation queries, and reranking depth against latency
+    # the served model's scores of the validation pairs: the chosen checkpoint's, computed once
+    # when it was validated (the last pass of this run, where it is the last checkpoint), else
+    # scored now; every depth and blend below is cut from them
+    reused = bool(validated) and trained.best is not None and \
+        trained.best["step"] == trained.curve[-1]["step"]
+    scores = validated[-1] if reused else fp32.score_pairs(validation.pairs())
+    seconds_per_pair = (export["speed_50_pairs"]["onnx_fp32"]["seconds_median"]
+                        / len(long_pairs))
     depths = {}
     n_queries = len(validation.qids)
     for depth in p.depths:
-        depth_pairs = validation.pairs(depth)
-        t = time.perf_counter()
-        scores = int8.score_pairs(depth_pairs)
-        seconds = time.perf_counter() - t
-        depths[str(depth)] = {**validation.measure(scores, depth),
-                              "rerank_ms_per_query": round(1000 * seconds / n_queries, 1),
-                              "pairs": len(depth_pairs)}
+        cut = validation.head(scores, depth)
+        depths[str(depth)] = {**validation.measure(cut, depth), "pairs": len(cut),
+                              # at the served model's measured speed (speed_50_pairs)
+                              "rerank_ms_per_query": round(
+                                  1000 * seconds_per_pair * len(cut) / n_queries, 1)}
     # score interpolation with the first stage (retrieve.rerank_first_stage_weight), measured on
     # the tuning queries only: the weight is set in params.yaml from this (the test queries
     # never see the choice), and the stage does not depend on it, so setting it never retrains
-    blended = {str(w): validation.measure(int8_scores, first_stage_weight=w)
+    blended = {str(w): validation.measure(scores, first_stage_weight=w)
                for w in p.first_stage_weights}
     best_weight = max(blended, key=lambda w: (blended[w][p.select_by], -float(w)))
-    # the deployed model on the queries scored beside (never chosen by)
+    # the served model on the queries scored beside (never chosen by)
     scored_beside = {}
     for other in beside.values():
-        scores = int8.score_pairs(other.pairs())
         scored_beside[other.dataset.id] = {"no_rerank": other.measure(None),
-                                           "onnx_int8": other.measure(scores)}
+                                           "served": other.measure(
+                                               fp32.score_pairs(other.pairs()))}
     timing["total_seconds"] = time.perf_counter() - started
     if resume_dir:
         shutil.rmtree(resume_dir, ignore_errors=True)
@@ -352,11 +371,13 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                        "candidates": "the configured pipeline (params.yaml retrieve), reranker off",
                        "no_rerank": no_rerank,
                        "pytorch_best": {k: v for k, v in (trained.best or {}).items()},
-                       "onnx_int8": depths.get(str(params.retrieve.rerank_depth)),
+                       "served": {**validation.measure(scores),
+                                  "scores": "the chosen checkpoint's validation pass" if reused
+                                  else "the ONNX float32 model, scored after training"},
                        "first_stage_weight": blended,
                        "best_first_stage_weight": float(best_weight)},
         "scored_beside": scored_beside,
-        "export": export, "depth_vs_latency_onnx_int8": depths,
+        "export": export, "depth_vs_latency": depths,
         # at the best first-stage weight below 1 (1 is the first stage's order, no reranking)
         "beats_no_rerank_on_tuning_queries": any(
             v[p.select_by] > no_rerank[p.select_by] for w, v in blended.items() if float(w) < 1),

@@ -8,7 +8,8 @@
   Scores are the raw logits (no sigmoid): the order is the same, and logits do not saturate into
   float32 ties.
 - :class:`OnnxCrossEncoderReranker` runs the domain reranker's ONNX export (stage
-  ``train_reranker``), fp32 or int8.
+  ``train_reranker``), float32 (no int8: ONNX Runtime's dynamic quantisation scales each
+  batch's activations by that batch, so a pair's score would depend on its batch).
 - :class:`CachedReranker` wraps any reranker with a cache keyed by (SHA-1 of the query text,
   chunk id), so a query asked again, or a counterfactual variant sharing candidates with an
   earlier identical query text, costs no model call for the pairs already scored. The key holds
@@ -35,8 +36,7 @@ from countercase.device import resolve
 from countercase.errors import CountercaseError
 
 Passage = tuple[str, str]  # (chunk_id, text)
-FP32 = "model.onnx"  # the files of the train_reranker stage's ONNX export
-INT8 = "model.int8.onnx"
+FP32 = "model.onnx"  # the train_reranker stage's ONNX export
 MAX_POSITIONS = 512  # a MiniLM cross-encoder's position embeddings
 
 
@@ -146,7 +146,7 @@ class OnnxCrossEncoderReranker:
     (longest first), so its scores are the PyTorch model's up to numerics; ``max_length``
     ``None``: the length the model was trained at (:func:`trained_length`)."""
 
-    def __init__(self, model_dir: str | Path, file: str = INT8, batch_size: int = 16,
+    def __init__(self, model_dir: str | Path, file: str = FP32, batch_size: int = 16,
                  max_length: int | None = None, threads: int = 2) -> None:
         import onnxruntime as ort
         from transformers import AutoTokenizer
@@ -222,16 +222,15 @@ def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     return Path(out_dir)
 
 
-def load_reranker(model: str | Path, backend: str = "onnx-int8", threads: int = 2) -> "Reranker":
-    """The domain reranker of stage ``train_reranker``, cached: ``onnx-int8`` / ``onnx-fp32``
-    (``model`` is its ONNX folder) or ``torch`` (the PyTorch checkpoint in ``model/../model``)."""
+def load_reranker(model: str | Path, backend: str = "onnx-fp32", threads: int = 2) -> "Reranker":
+    """The domain reranker of stage ``train_reranker``, cached: ``onnx-fp32`` (``model`` is its
+    ONNX folder) or ``torch`` (the PyTorch checkpoint in ``model/../model``)."""
     model = Path(model)
     if backend == "torch":
         return CachedReranker(CrossEncoderReranker(model.parent / "model"))
-    file = {"onnx-int8": INT8, "onnx-fp32": FP32}.get(backend)
-    if file is None:
-        raise ValueError(f"unknown reranker backend {backend!r}: onnx-int8, onnx-fp32 or torch")
-    return CachedReranker(OnnxCrossEncoderReranker(model, file, threads=threads))
+    if backend != "onnx-fp32":
+        raise ValueError(f"unknown reranker backend {backend!r}: onnx-fp32 or torch")
+    return CachedReranker(OnnxCrossEncoderReranker(model, FP32, threads=threads))
 
 
 def _standardised(values: Sequence[float]) -> list[float]:
