@@ -66,7 +66,7 @@ class RetrieveParams(_Section):
     mmr_lambda: float = Field(0.6, ge=0, le=1)
     rerank_depth: int = Field(20, gt=0)
     # the first-stage order's weight in the reranked head (retrieve.rerank.blend; 0: reranker only)
-    rerank_first_stage_weight: float = Field(0.5, ge=0, le=1)
+    rerank_first_stage_weight: float = Field(0.75, ge=0, le=1)
     k: int = Field(10, gt=0)
     # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
