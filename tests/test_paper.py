@@ -105,7 +105,8 @@ def test_the_manifest_holds_what_the_render_read_and_the_outputs_carry_its_hash(
     html, pdf, found = tmp_path / "out" / "s.html", tmp_path / "out" / "s.pdf", tmp_path / "m.json"
     render_paper(manuscript, html, pdf, manifest_path=found, root=tmp_path)
     recorded = json.loads(found.read_text())
-    assert set(recorded["inputs"]) == {"scores.json"}  # read by a cell; outputs left out
+    # read by a cell, and the manuscript and its bibliography; the outputs left out
+    assert set(recorded["inputs"]) == {"scores.json", "small.qmd", "references.bib"}
     assert stamped(html, pdf) == (recorded["sha256"], recorded["sha256"])
     assert stale_inputs(recorded, tmp_path) == []
     (tmp_path / "scores.json").write_text(json.dumps({"bm25": 0.2}))

@@ -292,6 +292,10 @@ def render_paper(source: Path, out_html: Path, out_pdf: Path | None = None,
     out_html.parent.mkdir(parents=True, exist_ok=True)
     notebook, reads = execute(source, timeout_s)  # Quarto runs the cells again itself
     renderer = _render(source, out_html, out_pdf, timeout_s, notebook)
+    front, _ = split_front_matter(source.read_text(encoding="utf-8"))
+    # read outside the kernel: the manuscript, its bibliography and its style
+    reads += [source, *([source.parent / front["bibliography"]] if "bibliography" in front
+                        else []), source.parent / "paper.css"]
     if manifest_path is not None:
         root = Path(root) if root is not None else source.resolve().parent.parent
         found = manifest(reads, root, (out_html, out_pdf, manifest_path) if out_pdf
