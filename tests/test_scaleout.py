@@ -66,7 +66,8 @@ def single(tmp_path_factory, inputs, raw_dir, pdfs):
     build_bm25_index(chunk_records(chunks), out / "aila" / "index" / "precedents_chunks", 1)
     build_embeddings(chunks["chunk_id"].tolist(), chunks["text"].tolist(), INDEX.encoder,
                      out / "aila" / "dense" / "precedents", INDEX.batch_size,
-                     show_progress=False, precision=INDEX.precision)
+                     show_progress=False, precision=INDEX.precision,
+                     max_seq_length=INDEX.max_seq_length)
     return out
 
 

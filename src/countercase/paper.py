@@ -124,21 +124,28 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+# wall-clock timings: read by the render (the stage-times table) but written by every stage
+# after it runs, the paper's own included, so they are hashed apart and left out of the digest
+TIMINGS = "metrics/timing/"
+
+
 def manifest(reads: list[Path], root: Path, outputs: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The inputs of a render: every project file it read (``.venv`` and the package's own
-    code left out, as are the render's outputs), path -> SHA-256, and the hash of that table."""
+    code left out, as are the render's outputs), path -> SHA-256, and the hash of that table;
+    the timings it read beside them, outside the hash."""
     root = root.resolve()
     skip = {(root / o).resolve() for o in outputs}
-    inputs = {}
+    inputs, timings = {}, {}
     for path in sorted({Path(p).resolve() for p in reads}):
         if path in skip or not path.is_file() or root not in path.parents:
             continue
         relative = path.relative_to(root)
         if relative.parts[0] in (".venv", "src", ".git"):
             continue
-        inputs[relative.as_posix()] = sha256(path)
+        found = timings if relative.as_posix().startswith(TIMINGS) else inputs
+        found[relative.as_posix()] = sha256(path)
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
-    return {"sha256": digest, "inputs": inputs}
+    return {"sha256": digest, "inputs": inputs, "timings": timings}
 
 
 def stale_inputs(recorded: dict[str, Any], root: Path) -> list[str]:
