@@ -173,14 +173,12 @@ def stamp(html: Path, pdf: Path | None, digest: str) -> None:
 
 def stamped(html: Path, pdf: Path) -> tuple[str | None, str | None]:
     """The manifest hash the HTML's and the PDF's metadata carry (None where absent)."""
-    import re as _re
-
     from pypdf import PdfReader
 
-    found = _re.search(rf'<meta name="{META}" content="sha256:([0-9a-f]+)"',
+    found = re.search(rf'<meta name="{META}" content="sha256:([0-9a-f]+)"',
                        html.read_text(encoding="utf-8"))
     keywords = (PdfReader(pdf).metadata or {}).get("/Keywords", "")
-    in_pdf = _re.search(r"sha256:([0-9a-f]+)", str(keywords))
+    in_pdf = re.search(r"sha256:([0-9a-f]+)", str(keywords))
     return (found.group(1) if found else None), (in_pdf.group(1) if in_pdf else None)
 
 
