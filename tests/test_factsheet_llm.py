@@ -96,7 +96,7 @@ def test_the_llm_check_judges_real_perturbations_and_replays(q30, raw_dir, tmp_p
     from countercase.factsheet.rules import extract_rules
     from countercase.perturb.adjacency import build_adjacency
     from countercase.perturb.rules import apply, candidates
-    from countercase.perturb.validate import LlmValidator
+    from countercase.perturb.validate import THRESHOLD, LlmValidator
 
     edges = build_adjacency(statute_frame(raw_dir / "statutes"),
                             pd.DataFrame(build_constitution_crossrefs(raw_dir / "statutes")), [])
@@ -105,7 +105,8 @@ def test_the_llm_check_judges_real_perturbations_and_replays(q30, raw_dir, tmp_p
     verdicts = []
     for p in candidates(sheet, edges)[:2]:
         verdict = validator.check(sheet, apply(sheet, p), p.fact_type, p.description)
-        assert verdict.accepted == bool(verdict.plausible and verdict.operative)
+        assert 0 <= verdict.plausible <= 1 and 0 <= verdict.operative <= 1
+        assert verdict.accepted == (min(verdict.plausible, verdict.operative) >= THRESHOLD)
         verdicts.append(verdict)
     calls = validator.calls
     for p, verdict in zip(candidates(sheet, edges)[:2], verdicts):  # again: replayed

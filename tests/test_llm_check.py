@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -13,7 +14,7 @@ from countercase import layout
 from countercase.extract.segment import segment
 from countercase.factsheet.rules import extract_rules
 from countercase.perturb.cases import CaseFileError, QueryCase, read_gold, window
-from countercase.perturb.llm_check import (KEY, LabelFileError, agreement, cohens_kappa,
+from countercase.perturb.llm_check import (KEY, LabelFileError, agreement, auc, cohens_kappa,
                                            label_sample, read_labels, root_candidates,
                                            separation, summarise)
 from countercase.perturb.operative import FACT_TYPES
@@ -98,36 +99,47 @@ def test_kappa_is_one_for_agreement_and_zero_at_chance():
 
 
 def _checked(rows):
+    """Checked candidates from (case, description, label, P(plausible), P(operative))."""
     return pd.DataFrame([{"case_id": c, "description": d, "fact_type": "party", "label": lab,
-                          "plausible": p, "operative": o, "accepted": bool(p and o),
-                          "valid": p is not None,
-                          "reasoning": "it does not change the facts" if d == "c" else ""}
+                          "p_plausible": p, "p_operative": o, "plausible": p >= 0.5,
+                          "operative": o >= 0.5, "accepted": p >= 0.5 and o >= 0.5}
                          for c, d, lab, p, o in rows])
 
 
-def test_agreement_counts_an_invalid_answer_as_a_rejection():
-    checked = _checked([("C1", "a", "operative", True, True), ("C1", "b", "incidental", None, None),
-                        ("C1", "a", "operative", True, True)])  # "a" again: another mention
+def test_agreement_reads_answers_at_the_threshold_and_scores_by_auc():
+    checked = _checked([("C1", "a", "operative", 0.9, 0.8), ("C1", "b", "incidental", 0.2, 0.6),
+                        ("C1", "c", "operative", 0.7, 0.3),
+                        ("C1", "a", "operative", 0.9, 0.8)])  # "a" again: another mention
     labels = pd.DataFrame([{"case_id": "C1", "description": d, "annotator": who,
-                            "plausible": True, "operative": True, "accepted": True}
-                           for d in "ab" for who in "AB"])
-    found = agreement(checked, labels)
-    assert found["llm_vs_A"]["n_matched"] == 2 and found["llm_vs_A"]["n_invalid_llm_answers"] == 1
-    assert found["llm_vs_A"]["accepted"]["accuracy"] == 0.5
-    assert found["between_annotators"]["accepted"]["accuracy"] == 1.0
+                            "plausible": d != "b", "operative": d == "a",
+                            "accepted": d == "a"} for d in "abc" for who in "AB"])
+    found = agreement(checked, labels)["llm_vs_A"]
+    assert found["n_matched"] == 3
+    assert found["plausible"]["accuracy"] == 1.0 and found["plausible"]["auc"] == 1.0
+    assert found["operative"]["accuracy"] == round(2 / 3, 4)  # "b" scores 0.6: a wrong yes
+    assert found["operative"]["auc"] == 1.0  # ... yet below "a": the ranking is right
+    assert "auc" not in found["accepted"]
+    assert agreement(checked, labels)["between_annotators"]["accepted"]["accuracy"] == 1.0
+
+
+def test_auc_counts_ties_as_half_and_needs_both_classes():
+    assert auc(np.array([True, False]), np.array([0.5, 0.5])) == 0.5
+    assert auc(np.array([True, False, False]), np.array([0.1, 0.2, 0.9])) == 0.0
+    assert auc(np.array([True, True]), np.array([0.1, 0.2])) is None
 
 
 def test_separation_and_summary_of_accepted_against_rejected():
-    checked = _checked([("C1", "a", "operative", True, True), ("C1", "b", "incidental", True, False),
-                        ("C2", "c", "operative", True, True), ("C2", "d", "incidental", False, True)])
+    checked = _checked([("C1", "a", "operative", 0.9, 0.9), ("C1", "b", "incidental", 0.9, 0.1),
+                        ("C2", "c", "operative", 0.6, 0.7), ("C2", "d", "incidental", 0.2, 0.8)])
     moved = pd.DataFrame({"case_id": ["C1", "C1", "C2", "C2"], "description": list("abcd"),
                           "cited_displacement": [4.0, 0.0, 6.0, 1.0]})
     found = separation(checked, moved)
     assert found["accepted"] == {"n": 2, "cited_displacement_mean": 5.0, "operative_share": 1.0}
     assert found["rejected"]["cited_displacement_mean"] == 0.5
+    assert found["auc_p_operative_vs_label"] == 0.75  # 0.9 > 0.1 and 0.8; 0.7 > 0.1, < 0.8
     summary = summarise(checked, seed=1)
     assert summary["acceptance_rate"] == 0.5 and summary["n_cases"] == 2
-    assert summary["operative_but_reason_denies"] == round(1 / 3, 4)  # "c" of a, c, d
+    assert summary["operative_rate"] == 0.75 and summary["threshold"] == 0.5
     assert summary["acceptance_ci95"][0] <= 0.5 <= summary["acceptance_ci95"][1]
     assert summary["acceptance_by_label"]["operative"]["rate"] == 1.0
 

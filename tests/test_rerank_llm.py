@@ -70,7 +70,7 @@ def test_prefix_reuse_does_not_change_a_score(reranker, query_and_passages, tmp_
     reuses = reranker.cost.prefix_reuses
     alone = []
     for passage in passages:
-        reranker.llm.reset()  # nothing of the query left in the model's KV cache
+        reranker.model.llm.reset()  # nothing of the query left in the model's KV cache
         alone += reranker.score(query, [passage])
     assert reranker.cost.prefix_reuses == reuses
     assert alone == pytest.approx(batch, abs=1e-6)

@@ -48,23 +48,21 @@ def _same(kind: str, recorded_answer: Any, answer: Any) -> tuple[bool, float | N
 
 def check(folder: Path, n: int, seed: int, expected_model: str = "") -> dict[str, Any]:
     """Ask the sample again; the report of the stage."""
-    from countercase.reranker.llm import LlmRelevanceReranker
-
     entries = recorded(folder)
     installed = model_sha256(model_path())
     sample = draw(entries, n, seed)
-    chat = LocalModel(n_ctx=max((e["settings"].get("n_ctx", 4096) for _, e in sample
-                                 if e["kind"] == "chat"), default=4096))
-    rerankers: dict[int, LlmRelevanceReranker] = {}
+    models: dict[int, LocalModel] = {}  # by context size: an answer depends on it
+
+    def model(n_ctx: int) -> LocalModel:
+        if n_ctx not in models:
+            models[n_ctx] = LocalModel(n_ctx=n_ctx)
+        return models[n_ctx]
+
     rows = []
     for stage, entry in tqdm(sample, desc="re-asking recorded prompts", unit="prompt"):
-        if entry["kind"] == "chat":
-            answer = chat.chat(entry["request"], entry["settings"])
-        else:
-            n_ctx = entry["settings"]["n_ctx"]
-            if n_ctx not in rerankers:
-                rerankers[n_ctx] = LlmRelevanceReranker(None, n_ctx=n_ctx)
-            answer = rerankers[n_ctx].ask(entry["request"], entry["settings"])
+        asked = model(entry["settings"].get("n_ctx", 4096))
+        answer = (asked.chat if entry["kind"] == "chat" else asked.p_yes)(entry["request"],
+                                                                          entry["settings"])
         same, gap = _same(entry["kind"], entry["answer"], answer)
         rows.append({"stage": stage, "key": entry["key"], "kind": entry["kind"], "same": same,
                      "recorded_by_installed_model": entry["model_sha256"] == installed,

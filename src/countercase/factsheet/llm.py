@@ -20,13 +20,16 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import math
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 
 from countercase import layout
 from countercase.errors import CountercaseError
@@ -39,6 +42,8 @@ log = logging.getLogger(__name__)
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_BYTES = 1_117_320_768
 N_PARTS = 22
+# the single-token spellings of each answer whose probabilities :meth:`LocalModel.p_yes` sums
+YES_NO = {"yes": ("yes", "Yes", "YES", " yes", " Yes"), "no": ("no", "No", "NO", " no", " No")}
 
 # maxItems bound the answer: unbounded, the 1.5B model listed every allowed value and ran past
 # its token budget (49 % valid JSON on the first try). The same schema constrains decoding.
@@ -202,6 +207,7 @@ class LocalModel:
                  seed: int = 2019) -> None:
         self.cache_dir, self.threads, self.n_ctx, self.seed = cache_dir, threads, n_ctx, seed
         self._llm = None
+        self._answers: dict[tuple, list[int]] = {}  # single-token ids of each answer's words
 
     def path(self) -> Path:
         return model_path(self.cache_dir)
@@ -240,6 +246,70 @@ class LocalModel:
             messages=request["messages"], temperature=settings["temperature"],
             max_tokens=settings["max_tokens"], response_format=settings.get("response_format"))
         return reply["choices"][0]["message"]["content"] or ""
+
+    def _single_tokens(self, words: tuple[str, ...]) -> list[int]:
+        ids = []
+        for word in words:
+            tokens = self.llm.tokenize(word.encode(), add_bos=False, special=False)
+            if len(tokens) == 1 and tokens[0] not in ids:
+                ids.append(tokens[0])
+        if not ids:
+            raise LlmUnavailableError(f"the model has no single token for {words[0]!r}")
+        return ids
+
+    def p_yes(self, request: dict, settings: dict) -> dict:
+        """P(yes) / (P(yes) + P(no)) for the first token after a raw prompt given in pieces
+        (``request["segments"]``, or ``prefix`` and ``rest``), each piece's single-token
+        spellings (``settings["answers"]``) summed, with what it cost.
+
+        Each piece is evaluated as its own decode, and a piece the context already holds
+        (with everything before it) is not evaluated again: prompts that share their first
+        pieces (one case's facts, one candidate's change) pay for them once, and the logits
+        are those of the same decodes whatever was asked before. Only the last token's
+        logits are read and nothing is sampled, so the score is deterministic."""
+        import llama_cpp
+
+        if settings.get("n_ctx", self.n_ctx) > self.n_ctx:
+            raise ValueError(f"the request was recorded with a context of {settings['n_ctx']}, "
+                             f"more than this model's {self.n_ctx}")
+        started = time.perf_counter()
+        llm = self.llm
+        pieces = request.get("segments") or [request["prefix"], request["rest"]]
+        tokens = [llm.tokenize(p.encode("utf-8"), add_bos=False, special=True) for p in pieces]
+        total = sum(len(t) for t in tokens)
+        if total > self.n_ctx:
+            raise ValueError(f"prompt of {total} tokens exceeds the context of {self.n_ctx}")
+        held, start = list(llm.input_ids[:llm.n_tokens]), 0
+        kept = 0  # tokens of the leading pieces the context already holds
+        for piece in tokens[:-1]:
+            if held[start:start + len(piece)] != piece:
+                break
+            start += len(piece)
+            kept = start
+        if kept == 0:
+            llm.reset()
+        llm.n_tokens = kept  # eval() drops the cache from here on
+        evaluated = 0
+        for piece in tokens:
+            if kept > 0:
+                kept -= len(piece)
+                continue
+            llm.eval(piece)
+            evaluated += len(piece)
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx),
+                                       shape=(llm.n_vocab(),)).astype(np.float64)
+        top = float(logits.max())
+        mass = {answer: sum(math.exp(logits[i] - top) for i in self._answer_ids(answer, words))
+                for answer, words in settings["answers"].items()}
+        return {"p_yes": mass["yes"] / (mass["yes"] + mass["no"]), "prompt_tokens": total,
+                "evaluated_tokens": evaluated,
+                "seconds": round(time.perf_counter() - started, 4)}
+
+    def _answer_ids(self, answer: str, words) -> list[int]:
+        key = (answer, tuple(words))
+        if key not in self._answers:
+            self._answers[key] = self._single_tokens(tuple(words))
+        return self._answers[key]
 
 
 class LlmExtractor:

@@ -7,14 +7,16 @@ split is a seeded shuffle, so these are a seeded sample), each labelled as the v
 experiment labels it (*operative* when it changes a fact shared with a cited precedent,
 *incidental* otherwise) and checked by :class:`validate.LlmValidator`. Reported:
 
-- the acceptance rate (plausible and operative), with a 95% bootstrap interval over cases, the
-  rates of each answer and of invalid answers, per fact type and per citation label;
+- the acceptance rate (both scores at :data:`validate.THRESHOLD`), with a 95% bootstrap
+  interval over cases, the rate of each answer, per fact type and per citation label;
 - whether the check separates: the cited precedents' displacement (the validity experiment's
   primary condition) of accepted against rejected candidates (Mann-Whitney U), and the share of
   citation-operative candidates among each;
 - agreement with a hand-labelled sample (``data/gold/perturbation_labels.jsonl``, rules in the
-  ``.md`` beside it): accuracy and Cohen's kappa of each answer. The sample is drawn before any
-  check is read (:func:`label_sample`), so the labels are blind to the model.
+  ``.md`` beside it): accuracy and Cohen's kappa of each answer at the threshold, and the AUC of
+  each score (does it rank the labelled-true above the labelled-false, whatever the threshold).
+  The sample is drawn before any check is read (:func:`label_sample`), so the labels are blind
+  to the model.
 """
 
 from __future__ import annotations
@@ -37,14 +39,13 @@ from countercase.factsheet.schema import FactSheet
 from countercase.perturb.cases import Precedent, QueryCase, json_lines
 from countercase.perturb.operative import FACT_TYPES, label, root_edges
 from countercase.perturb.rules import apply
-from countercase.perturb.validate import LlmValidator, brief
+from countercase.perturb.validate import THRESHOLD, LlmValidator, brief
 
 log = logging.getLogger(__name__)
 
 KEY = ["case_id", "description"]  # a candidate: one change of one case
-# a reason that says the change does not matter (the pattern was written after reading answers)
-DENIES = r"does not (?:change|alter|affect)|not change|minor stylistic|would not"
 ANSWERS = ("plausible", "operative", "accepted")
+SCORES = ("plausible", "operative")  # the answers with a score (p_<answer>)
 
 
 class LabelFileError(CountercaseError, ValueError):
@@ -94,8 +95,8 @@ def label_sample(candidates: list[Candidate], cases: dict[str, QueryCase], seed:
              "case_text": cases[c.case_id].text} for c in drawn]
 
 
-CHECK_COLUMNS = KEY[:1] + ["fact_type"] + KEY[1:] + ["label", "plausible", "operative",
-                                                      "accepted", "valid", "reasoning"]
+CHECK_COLUMNS = KEY[:1] + ["fact_type"] + KEY[1:] + ["label", "p_plausible", "p_operative",
+                                                      "plausible", "operative", "accepted"]
 
 
 def check_all(candidates: list[Candidate], validator: LlmValidator) -> pd.DataFrame:
@@ -104,9 +105,11 @@ def check_all(candidates: list[Candidate], validator: LlmValidator) -> pd.DataFr
         verdict = validator.check(c.original, c.perturbed, c.fact_type, c.description)
         rows.append({"case_id": c.case_id, "fact_type": c.fact_type,
                      "description": c.description, "label": c.label,
-                     "plausible": verdict.plausible, "operative": verdict.operative,
-                     "accepted": verdict.accepted, "valid": verdict.valid,
-                     "reasoning": verdict.reasoning})
+                     "p_plausible": round(verdict.plausible, 6),
+                     "p_operative": round(verdict.operative, 6),
+                     "plausible": verdict.plausible >= THRESHOLD,
+                     "operative": verdict.operative >= THRESHOLD,
+                     "accepted": verdict.accepted})
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
 
 
@@ -138,18 +141,31 @@ def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
     return round((observed - chance) / (1 - chance), 4) if chance < 1 else None
 
 
-def _agree(a: pd.Series, b: pd.Series) -> dict[str, Any]:
-    a, b = a.fillna(False).astype(bool).to_numpy(), b.fillna(False).astype(bool).to_numpy()
+def auc(truth: np.ndarray, score: np.ndarray) -> float | None:
+    """The probability that a labelled-true item scores above a labelled-false one (ties
+    half); None when one class is empty."""
+    truth = np.asarray(truth, dtype=bool)
+    if truth.all() or not truth.any():
+        return None
+    return round(float(stats.mannwhitneyu(score[truth], score[~truth]).statistic
+                       / (truth.sum() * (~truth).sum())), 4)
+
+
+def _agree(a: pd.Series, b: pd.Series, score: pd.Series | None = None) -> dict[str, Any]:
+    a, b = a.astype(bool).to_numpy(), b.astype(bool).to_numpy()
     if not len(a):
         return {"accuracy": None, "kappa": None}
-    return {"accuracy": round(float(np.mean(a == b)), 4), "kappa": cohens_kappa(a, b),
-            "rates": [round(float(a.mean()), 4), round(float(b.mean()), 4)]}
+    out = {"accuracy": round(float(np.mean(a == b)), 4), "kappa": cohens_kappa(a, b),
+           "rates": [round(float(a.mean()), 4), round(float(b.mean()), 4)]}
+    if score is not None:
+        out["auc"] = auc(a, score.to_numpy(float))
+    return out
 
 
 def agreement(checked: pd.DataFrame, labels: pd.DataFrame) -> dict[str, Any]:
-    """Accuracy and Cohen's kappa of each LLM answer against each annotator's labels, and
-    between the annotators (``rates``: the share of true of each side, annotator first); an
-    invalid LLM answer counts as false (it rejects)."""
+    """Accuracy and Cohen's kappa of each LLM answer against each annotator's labels (and the
+    AUC of its score), and between the annotators (``rates``: the share of true of each side,
+    annotator first)."""
     out: dict[str, Any] = {"n_labelled": int(labels[KEY].drop_duplicates().shape[0]),
                            "annotators": sorted(labels["annotator"].unique().tolist())}
     # a case can have two candidates with one description (the same value changed at another
@@ -159,8 +175,9 @@ def agreement(checked: pd.DataFrame, labels: pd.DataFrame) -> dict[str, Any]:
         both = labels[labels["annotator"] == annotator].merge(checked, on=KEY,
                                                              suffixes=("_human", "_llm"))
         out[f"llm_vs_{annotator}"] = {
-            "n_matched": int(len(both)), "n_invalid_llm_answers": int((~both["valid"]).sum()),
-            **{answer: _agree(both[f"{answer}_human"], both[f"{answer}_llm"])
+            "n_matched": int(len(both)),
+            **{answer: _agree(both[f"{answer}_human"], both[f"{answer}_llm"],
+                              both[f"p_{answer}"] if answer in SCORES else None)
                for answer in ANSWERS}}
     if len(out["annotators"]) == 2:
         first, second = (labels[labels["annotator"] == a] for a in out["annotators"])
@@ -198,6 +215,10 @@ def separation(checked: pd.DataFrame, displacement: pd.DataFrame) -> dict[str, A
         ~joined["accepted"], "cited_displacement"]
     out["mann_whitney_p"] = (float(f"{stats.mannwhitneyu(acc, rej).pvalue:.3g}")
                              if len(acc) and len(rej) else None)
+    # does the operative score rank the citation-operative changes first?
+    checked = checked.drop_duplicates(KEY)
+    out["auc_p_operative_vs_label"] = auc((checked["label"] == "operative").to_numpy(),
+                                          checked["p_operative"].to_numpy(float))
     return out
 
 
@@ -206,13 +227,12 @@ def summarise(checked: pd.DataFrame, seed: int) -> dict[str, Any]:
         "n_cases": int(checked["case_id"].nunique()), "n_candidates": int(len(checked)),
         "acceptance_rate": _rate(checked["accepted"]),
         "acceptance_ci95": _bootstrap_rate(checked, seed) if len(checked) else None,
-        "plausible_rate": _rate(checked["plausible"].fillna(False)),
-        "operative_rate": _rate(checked["operative"].fillna(False)),
-        "invalid_answer_rate": _rate(~checked["valid"]),
-        # answers whose own reason contradicts "operative: true"
-        "operative_but_reason_denies": _rate(
-            checked["reasoning"].fillna("").str.contains(DENIES, case=False, regex=True)
-            [checked["operative"].fillna(False).astype(bool)])}
+        "threshold": THRESHOLD,
+        "plausible_rate": _rate(checked["plausible"]),
+        "operative_rate": _rate(checked["operative"]),
+        **{f"p_{answer}_quartiles": [round(float(q), 4) for q in
+                                     checked[f"p_{answer}"].quantile([0.25, 0.5, 0.75])]
+           for answer in SCORES if len(checked)}}
     for column in ("fact_type", "label"):
         out[f"acceptance_by_{column}"] = {
             str(k): {"rate": _rate(g["accepted"]), "n": int(len(g))}

@@ -195,8 +195,7 @@ class PerturbationTree:
                 self.accepted += found.accepted
                 if not found.accepted:
                     continue
-                verdict = {"plausible": found.plausible, "operative": found.operative,
-                           "reasoning": found.reasoning}
+                verdict = {"p_plausible": found.plausible, "p_operative": found.operative}
             edge = EdgeModel(fact_type=p.fact_type, path=p.path, old=p.old, new=p.new,
                              description=p.description, basis=p.basis, plausibility=score,
                              llm_verdict=verdict)

@@ -1,14 +1,15 @@
-"""The plan's LLM check of a perturbation: plausible? operative? with a short reason, as JSON.
+"""The plan's LLM check of a perturbation (section 7, stage 3): is it plausible? is it operative?
 
-Switchable in the trees (``params.yaml`` ``perturb.llm_check``) because of its cost; measured on
-the root candidates of every corpus query case by the ``llm_check`` stage
-(:mod:`countercase.perturb.llm_check`). The prompt is the plan's (section 7, stage 3) with its
-parts ordered so that the model's prompt cache does the work: the instructions are a fixed
-system message, then the original facts (shared by every candidate of a case), then the altered
-facts and the change. The answer is constrained to a JSON schema, its reason to a few words
-(generation is what costs on 2 cores). Answers are recorded and replayed
-(:mod:`countercase.recording`), so a tree built again costs no model call. An answer that is not
-valid JSON counts as a rejection, with the reason kept.
+Each question is scored as P(yes) / (P(yes) + P(no)) from the model's token probabilities
+(:meth:`countercase.factsheet.llm.LocalModel.p_yes`), not read from generated JSON: a score can
+be calibrated and measured as a classifier, an answer cannot, and nothing is generated (which is
+what costs on 2 cores). The prompt comes in three pieces so that the model's context does the
+work: the instructions and the original facts (shared by every candidate of a case), the change
+(shared by its two questions), the question. The altered facts are the original with the change
+applied, so the change alone is given. A candidate is accepted when both scores reach
+:data:`THRESHOLD`, fixed before any score was read; stage ``llm_check`` measures the scores
+against hand labels. Switchable in the trees (``params.yaml`` ``perturb.llm_check``) because of
+its cost. Scores are recorded and replayed (:mod:`countercase.recording`, kind ``p_yes``).
 """
 
 from __future__ import annotations
@@ -16,35 +17,35 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import jsonschema
-
-from countercase.factsheet.llm import LocalModel
+from countercase.factsheet.llm import YES_NO, LocalModel
 from countercase.factsheet.schema import FactSheet
 from countercase.recording import Recording
 
 SYSTEM = (
-    "You are a legal expert in Indian law. You are shown the original facts of a case and a "
-    "counterfactual version in which one fact was altered. Answer two questions: (1) Is this "
-    "counterfactual legally plausible: could a case with these altered facts plausibly occur "
-    "in Indian jurisprudence? (2) Does the alteration change a legally operative fact, or is "
-    "it a minor stylistic change that would not affect legal reasoning? Respond with JSON: "
-    "{\"plausible\": true/false, \"operative\": true/false, \"reasoning\": \"at most ten "
-    "words\"}.")
-USER = "Original facts: {original}\nAltered facts: {perturbed}\nThe change: {change}"
-ANSWER_SCHEMA = {"type": "object", "required": ["plausible", "operative", "reasoning"],
-                 "properties": {"plausible": {"type": "boolean"},
-                                "operative": {"type": "boolean"},
-                                "reasoning": {"type": "string", "maxLength": 80}}}
-MAX_TOKENS = 64  # the grammar closes the answer well before (80 characters of reason)
+    "You are a legal expert in Indian law. You are shown the facts of a case and one "
+    "counterfactual change to them.")
+FACTS = ("<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n"
+         "Original facts: {original}\n")
+CHANGE = "The change: {change}\n"
+QUESTIONS = {
+    "plausible": ("Is this counterfactual legally plausible: could a case with the altered "
+                  "facts plausibly occur in Indian jurisprudence? Answer yes or no."),
+    "operative": ("Does the change alter a legally operative fact, one that could change the "
+                  "legal reasoning, rather than a minor detail that would not? Answer yes or no."),
+}
+SUFFIX = "<|im_end|>\n<|im_start|>assistant\n"
+THRESHOLD = 0.5  # a score at or above it is a yes
+N_CTX = 2048
 
 
 @dataclass(frozen=True)
 class Verdict:
-    accepted: bool
-    plausible: bool | None
-    operative: bool | None
-    reasoning: str
-    valid: bool = True  # the answer parsed and matched the schema
+    plausible: float  # P(yes) to the plausibility question
+    operative: float  # P(yes) to the operative question
+
+    @property
+    def accepted(self) -> bool:
+        return self.plausible >= THRESHOLD and self.operative >= THRESHOLD
 
 
 def brief(sheet: FactSheet) -> str:
@@ -58,24 +59,19 @@ def brief(sheet: FactSheet) -> str:
         "durations": [f"{d.value:g} {d.unit}" for d in facts.durations]})
 
 
-def parse_verdict(raw: str) -> Verdict:
-    try:
-        answer = json.loads(raw)
-        jsonschema.validate(answer, ANSWER_SCHEMA)
-    except (json.JSONDecodeError, jsonschema.ValidationError) as error:
-        return Verdict(False, None, None, f"invalid answer: {str(error)[:120]}", valid=False)
-    return Verdict(answer["plausible"] and answer["operative"], answer["plausible"],
-                   answer["operative"], str(answer["reasoning"])[:300])
+def segments(original: FactSheet, change: str, question: str) -> list[str]:
+    return [FACTS.format(system=SYSTEM, original=brief(original)),
+            CHANGE.format(change=change), QUESTIONS[question] + SUFFIX]
 
 
 class LlmValidator:
-    """The LLM check, its answers kept in ``recording``; ``calls``: the answers it asked the
+    """The LLM check, its scores kept in ``recording``; ``calls``: the scores it asked the
     model for in this run (the rest were replayed)."""
 
     def __init__(self, recording: Recording, model: LocalModel | None = None) -> None:
         self.recording = recording
-        self.model = model or LocalModel()
-        self.settings = self.model.json_settings(MAX_TOKENS, ANSWER_SCHEMA)
+        self.model = model or LocalModel(n_ctx=N_CTX)
+        self.settings = {"n_ctx": N_CTX, "answers": YES_NO}
 
     @property
     def calls(self) -> int:
@@ -83,9 +79,9 @@ class LlmValidator:
 
     def check(self, original: FactSheet, perturbed: FactSheet, fact_type: str,
               change: str) -> Verdict:
-        user = USER.format(original=brief(original), perturbed=brief(perturbed), change=change)
-        raw = self.recording.answer(
-            "chat", {"messages": [{"role": "system", "content": SYSTEM},
-                                  {"role": "user", "content": user}]},
-            self.settings, self.model.chat)
-        return parse_verdict(raw)
+        """The verdict on changing ``original`` into ``perturbed`` (described by ``change``);
+        ``perturbed`` and ``fact_type`` are not shown to the model (see the module docstring)."""
+        scores = {q: float(self.recording.answer(
+            "p_yes", {"segments": segments(original, change, q)}, self.settings,
+            self.model.p_yes)["p_yes"]) for q in QUESTIONS}
+        return Verdict(**scores)

@@ -19,16 +19,12 @@
 from __future__ import annotations
 
 import logging
-import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-
-from countercase.factsheet.llm import MODEL_FILE, LlmUnavailableError, LocalModel
+from countercase.factsheet.llm import MODEL_FILE, YES_NO, LocalModel
 from countercase.recording import Recording
 from countercase.retrieve.rerank import Passage
 
@@ -47,7 +43,6 @@ QUESTIONS = {
                 "Is this statute relevant to the case with the facts above? Answer yes or no."),
 }
 SUFFIX = "<|im_end|>\n<|im_start|>assistant\n"
-ANSWERS = {"yes": ("yes", "Yes", "YES", " yes", " Yes"), "no": ("no", "No", "NO", " no", " No")}
 
 
 def cut(text: str, max_chars: int) -> str:
@@ -96,28 +91,8 @@ class LlmRelevanceReranker:
         self.model = LocalModel(cache_dir, threads, n_ctx, seed)
         self.n_ctx = n_ctx
         self.model_name = MODEL_FILE
-        self.settings = {"n_ctx": n_ctx, "answers": ANSWERS}
-        self.answer_ids: dict[str, list[int]] = {}
+        self.settings = {"n_ctx": n_ctx, "answers": YES_NO}
         self.cost = LlmCost()
-
-    @property
-    def llm(self):
-        """The model, loaded on the first pair the recording cannot answer."""
-        llm = self.model.llm
-        if not self.answer_ids:
-            self.answer_ids = {answer: self._single_tokens(words)
-                               for answer, words in ANSWERS.items()}
-        return llm
-
-    def _single_tokens(self, words: Sequence[str]) -> list[int]:
-        ids = []
-        for word in words:
-            tokens = self.model.llm.tokenize(word.encode(), add_bos=False, special=False)
-            if len(tokens) == 1 and tokens[0] not in ids:
-                ids.append(tokens[0])
-        if not ids:
-            raise LlmUnavailableError(f"the model has no single token for {words[0]!r}")
-        return ids
 
     def prompts(self, query: str, passage: str) -> tuple[str, str]:
         """(the shared prefix, the rest) of the prompt for one pair."""
@@ -125,50 +100,15 @@ class LlmRelevanceReranker:
         rest = QUESTIONS[self.kind].format(passage=cut(passage, self.passage_chars)) + SUFFIX
         return prefix, rest
 
-    def _tokens(self, text: str) -> list[int]:
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-
-    def _p_yes(self, prefix: list[int], rest: list[int]) -> float:
-        import llama_cpp
-
-        llm = self.llm
-        if len(prefix) + len(rest) > self.n_ctx:
-            raise ValueError(f"prompt of {len(prefix) + len(rest)} tokens exceeds the context "
-                             f"of {self.n_ctx}: lower query_chars or passage_chars")
-        n = len(prefix)
-        if llm.n_tokens >= n and list(llm.input_ids[:n]) == prefix:
-            self.cost.prefix_reuses += 1
-            self.cost.evaluated_tokens += len(rest)
-        else:
-            llm.reset()
-            llm.eval(prefix)
-            self.cost.evaluated_tokens += n + len(rest)
-        llm.n_tokens = n  # eval() drops the KV cache from here on
-        llm.eval(rest)
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx),
-                                       shape=(llm.n_vocab(),)).astype(np.float64)
-        top = float(logits.max())
-        mass = {answer: sum(math.exp(logits[i] - top) for i in ids)
-                for answer, ids in self.answer_ids.items()}
-        return mass["yes"] / (mass["yes"] + mass["no"])
-
     def ask(self, request: dict, settings: dict) -> dict:
         """The model's P(yes) for a recorded request (``prefix``, ``rest``), with its cost."""
-        if settings.get("n_ctx", self.n_ctx) > self.n_ctx:
-            raise ValueError(f"the request was recorded with a context of {settings['n_ctx']}, "
-                             f"more than this model's {self.n_ctx}")
-        started = time.perf_counter()
-        evaluated = self.cost.evaluated_tokens
-        prefix_ids = self._tokens(request["prefix"])
-        rest_ids = self._tokens(request["rest"])
-        p_yes = self._p_yes(prefix_ids, rest_ids)
-        seconds = time.perf_counter() - started
+        answer = self.model.p_yes(request, settings)
         self.cost.model_calls += 1
-        self.cost.prompt_tokens += len(prefix_ids) + len(rest_ids)
-        self.cost.seconds += seconds
-        return {"p_yes": p_yes, "prompt_tokens": len(prefix_ids) + len(rest_ids),
-                "evaluated_tokens": self.cost.evaluated_tokens - evaluated,
-                "seconds": round(seconds, 4)}
+        self.cost.prefix_reuses += answer["evaluated_tokens"] < answer["prompt_tokens"]
+        self.cost.prompt_tokens += answer["prompt_tokens"]
+        self.cost.evaluated_tokens += answer["evaluated_tokens"]
+        self.cost.seconds += answer["seconds"]
+        return answer
 
     def score(self, query: str, passages: Sequence[Passage]) -> list[float]:
         if not query or not query.strip():
