@@ -265,3 +265,28 @@ def test_an_untrained_reranker_leaves_the_first_stage_answering(built, tmp_path,
     assert [h.doc_id for h in found.documents] == expected == [h.doc_id for h in opened.documents]
     warned = [r.getMessage() for r in caplog.records if "not reranked" in r.getMessage()]
     assert len(warned) == 2 and all("no-reranker" in w for w in warned)
+
+
+def test_the_pooling_grid_searches_the_chunks_once(built, monkeypatch):
+    """Every pooling of one ``k1``/``b`` reads the same kept search, and gives the run a fresh
+    search gives; another ``k1``/``b`` searches again."""
+    from countercase.datasets.limits import Limit, Topics
+    from countercase.experiment.levers import POOLS, ChunkSearches, passage_system
+    from countercase.index import bm25
+
+    paths, _, _ = built
+    chunks = pd.read_parquet(paths.chunks)[["chunk_id", "doc_id", "index"]]
+    index = paths.index_dir / "precedents_chunks"
+    topics = Topics({"q1": "murder of the deceased by the accused with a knife",
+                     "q2": "eviction of the tenant for arrears of rent"},
+                    {"q2": Limit(None, frozenset({"C3"}))})
+    searches, calls = ChunkSearches(index, 200), []
+    search = bm25.Bm25Searcher.search
+    monkeypatch.setattr(bm25.Bm25Searcher, "search",
+                        lambda self, *a, **kw: calls.append(a[0]) or search(self, *a, **kw))
+    for pool in POOLS:
+        kept = passage_system(searches, chunks, 200, 20, pool)(topics)
+        assert kept == passage_system(index, chunks, 200, 20, pool)(topics), pool
+    assert len(calls) == 2 * len(topics) * len(POOLS) - (len(POOLS) - 1) * len(topics)
+    passage_system(searches, chunks, 200, 20, "max", k1=1.2)(topics)
+    assert len(calls) == 2 * len(topics) * len(POOLS) - (len(POOLS) - 2) * len(topics)

@@ -44,8 +44,8 @@ from countercase.datasets import Dataset
 from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
 from countercase.experiment import Run, score_run
-from countercase.experiment.levers import (POOLS, citation_counts, fused, passage_system,
-                                           with_prior)
+from countercase.experiment.levers import (POOLS, ChunkSearches, citation_counts, fused,
+                                           passage_system, with_prior)
 from countercase.experiment.systems import bm25_docs_system, candidate_params, pipeline_system
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.reduction import MODES as REDUCTIONS
@@ -132,7 +132,7 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
     text_run = grid("reduction", [{**chosen, "reduction": m} for m in REDUCTIONS], pipeline)
 
     chunks = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id", "index"])
-    passages = paths.index_dir / "precedents_chunks"
+    passages = ChunkSearches(paths.index_dir / "precedents_chunks", chunk_depth)
 
     def passage(pool: str, k1: float = 0.9, b: float = 0.4) -> System:
         return passage_system(passages, chunks, chunk_depth, depth, pool, k1, b)

@@ -4,7 +4,8 @@ judgment-level BM25 fused with passage-level runs, and a citation prior.
 Each is a ranking function ``topics -> run`` (or a wrapper of one), so a lever composes with any
 system and is compared in one :func:`~countercase.experiment.Experiment`:
 
-- :func:`passage_system`: BM25 over the chunks with ``k1``/``b``, the chunk scores of a
+- :func:`passage_system`: BM25 over the chunks with ``k1``/``b`` (searched once for every
+  pooling, :class:`ChunkSearches`), the chunk scores of a
   judgment pooled by ``max`` (the pipeline's rule), ``sum2``/``sum3`` (the sum of its best two or
   three passages), ``mean3`` or ``first`` (its first passage's score; judgments whose first
   passage is not among the hits follow, by their best one);
@@ -57,22 +58,47 @@ def pool_scores(hits: Iterable[tuple[str, float]], doc_of: Mapping[str, str],
     return sorted(scores, key=key)
 
 
-def passage_system(index: Path, chunks: pd.DataFrame, chunk_depth: int, depth: int,
-                   pool: str = "max", k1: float = 0.9, b: float = 0.4, label: str = "passages"):
-    """BM25 over the chunk index ``index`` (``chunks``: its table, ``chunk_id``, ``doc_id``,
-    ``index``), ``chunk_depth`` chunks pooled to ``depth`` judgments by ``pool``."""
+class ChunkSearches:
+    """BM25 chunk hits over one index, kept for the last ``k1``/``b`` asked: the pooling grid
+    pools one search five ways, and the next grid starts from the same ``k1``/``b``."""
+
+    def __init__(self, index: Path, chunk_depth: int) -> None:
+        self.index, self.chunk_depth = index, chunk_depth
+        self._kept: tuple[tuple[float, float], dict] = ((-1.0, -1.0), {})
+
+    def hits(self, topics: Mapping[str, str], k1: float, b: float,
+             label: str = "passages") -> dict[str, list[tuple[str, float]]]:
+        if self._kept[0] != (k1, b):
+            self._kept = (k1, b), {}
+        kept = self._kept[1]
+        missing = {qid: text for qid, text in topics.items()
+                   if (qid, text, limit_of(topics, qid)) not in kept}
+        if missing:
+            from countercase.index.bm25 import Bm25Searcher
+
+            with Bm25Searcher(self.index, k1=k1, b=b) as searcher:
+                for qid, text in tqdm(missing.items(), desc=label, unit="query"):
+                    limit = limit_of(topics, qid)
+                    kept[qid, text, limit] = searcher.search(text, self.chunk_depth,
+                                                             lucene_filter(limit))
+        return {qid: kept[qid, text, limit_of(topics, qid)] for qid, text in topics.items()}
+
+
+def passage_system(index: Path | ChunkSearches, chunks: pd.DataFrame, chunk_depth: int,
+                   depth: int, pool: str = "max", k1: float = 0.9, b: float = 0.4,
+                   label: str = "passages"):
+    """BM25 over the chunk index ``index`` (or the :class:`ChunkSearches` that keeps its
+    hits; ``chunks``: its table, ``chunk_id``, ``doc_id``, ``index``), ``chunk_depth`` chunks
+    pooled to ``depth`` judgments by ``pool``."""
     doc_of = dict(zip(chunks["chunk_id"], chunks["doc_id"]))
     firsts = chunks.sort_values(["doc_id", "index"]).drop_duplicates("doc_id")
     first_of = dict(zip(firsts["doc_id"], firsts["chunk_id"]))
+    searches = index if isinstance(index, ChunkSearches) else ChunkSearches(index, chunk_depth)
 
     def rank(topics: Mapping[str, str]) -> Run:
-        from countercase.index.bm25 import Bm25Searcher
-
-        with Bm25Searcher(index, k1=k1, b=b) as searcher:
-            return {qid: ranked(pool_scores(searcher.search(
-                        text, chunk_depth, lucene_filter(limit_of(topics, qid))), doc_of,
-                        first_of, pool)[:depth])
-                    for qid, text in tqdm(topics.items(), desc=label, unit="query")}
+        found = searches.hits(topics, k1, b, label)
+        return {qid: ranked(pool_scores(found[qid], doc_of, first_of, pool)[:depth])
+                for qid in topics}
     return rank
 
 

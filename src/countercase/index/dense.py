@@ -319,24 +319,31 @@ class DenseIndex:
     def rows_of(self, ids: Sequence[str]) -> np.ndarray:
         return np.array([self.row_of(i) for i in ids], dtype=np.int64)
 
+    def rows_or_missing(self, ids: Sequence[str]) -> np.ndarray:
+        """The rows of ``ids``, -1 for an id the index does not hold."""
+        return np.array([self._row.get(i, -1) for i in ids], dtype=np.int64)
+
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """The stored rows of ``ids``, in that order (a copy, float32, shape (len(ids), dim))."""
         return self.matrix[self.rows_of(ids)].reshape(len(ids), self.dim)
 
     def _allowed(self, allowed_rows: np.ndarray) -> np.ndarray:
+        """``allowed_rows`` as a boolean mask over the rows."""
         rows = np.asarray(allowed_rows)
         if rows.dtype == bool:
             if rows.shape != (len(self.ids),):
                 raise ValueError(f"a boolean row mask needs {len(self.ids)} entries, "
                                  f"got shape {rows.shape}")
-            return np.flatnonzero(rows).astype(np.int64)
+            return rows
         if rows.size and not np.issubdtype(rows.dtype, np.integer):
             raise ValueError(f"allowed_rows must be row numbers or a boolean mask, "
                              f"got dtype {rows.dtype}")
-        rows = np.unique(rows.astype(np.int64).ravel())
-        if rows.size and (rows[0] < 0 or rows[-1] >= len(self.ids)):
+        rows = rows.astype(np.int64).ravel()
+        if rows.size and (rows.min() < 0 or rows.max() >= len(self.ids)):
             raise ValueError(f"allowed_rows out of range 0..{len(self.ids) - 1}")
-        return rows
+        mask = np.zeros(len(self.ids), dtype=bool)
+        mask[rows] = True
+        return mask
 
     def search(self, query_vec: np.ndarray, k: int,
                allowed_rows: np.ndarray | None = None) -> list[tuple[str, float]]:
@@ -355,10 +362,12 @@ class DenseIndex:
         params = None
         available = len(self.ids)
         if allowed_rows is not None:
-            rows = self._allowed(allowed_rows)
-            available = len(rows)
-            if available:
-                params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(rows))
+            allowed = self._allowed(allowed_rows)
+            available = int(allowed.sum())
+            if available:  # a bitmap: building a hashed id set per query cost more than the scan
+                bits = np.packbits(allowed, bitorder="little")
+                params = faiss.SearchParameters(
+                    sel=faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bits)))
         k = min(int(k), available)
         if k <= 0:
             return []

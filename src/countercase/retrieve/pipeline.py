@@ -85,33 +85,65 @@ class _Table:
     with ``cache_queries`` on (an experiment's conditions, never a latency benchmark), a query
     embedded under one condition is not embedded again under the next."""
 
-    VECTORS = 4096  # query vectors kept (least recently used dropped)
+    VECTORS = 4096  # query vectors (and fact rankings) kept, least recently used dropped
 
     def __init__(self, chunks: pd.DataFrame, cache_queries: bool = False) -> None:
         self.chunks = chunks.reset_index(drop=True)
         self.row_of = {cid: i for i, cid in enumerate(self.chunks["chunk_id"])}
         self.first_chunk: dict[str, int] | None = None
         self.vectors: OrderedDict[str, np.ndarray] | None = OrderedDict() if cache_queries else None
-        self._columns: dict[str, list] | None = None
+        self.facts: OrderedDict[tuple, list] | None = OrderedDict() if cache_queries else None
+        self._columns: tuple[list[str], list[list]] | None = None
+        self._dense_rows: tuple[Any, np.ndarray] | None = None
 
     def row(self, index: int) -> dict[str, Any]:
-        """Row ``index`` as plain Python values (a row read column by column: ``iloc`` on a
-        table of mixed types costs more than the search that found it)."""
+        """Row ``index`` as plain Python values, not to be changed (a row read column by column:
+        ``iloc`` on a table of mixed types costs more than the search that found it; the
+        columns are made plain once, as a search reads a thousand rows)."""
         if self._columns is None:
-            self._columns = {name: list(self.chunks[name].array) for name in self.chunks.columns}
-        return {name: _plain(column[index]) for name, column in self._columns.items()}
+            names = list(self.chunks.columns)
+            self._columns = names, [[_plain(v) for v in self.chunks[name].array]
+                                    for name in names]
+            self._rows: list[dict[str, Any] | None] = [None] * len(self.chunks)
+        found = self._rows[index]
+        if found is None:  # kept: the conditions of an experiment read the same rows again
+            names, columns = self._columns
+            found = self._rows[index] = dict(zip(names, (column[index] for column in columns)))
+        return found
+
+    def dense_mask(self, dense, mask: np.ndarray) -> np.ndarray:
+        """The rows of ``dense`` (a :class:`~countercase.index.dense.DenseIndex`) whose chunks
+        pass ``mask`` (over this table's rows), as a boolean mask over the index's rows; the
+        table-to-index row map is built once per index."""
+        if self._dense_rows is None or self._dense_rows[0] is not dense:
+            self._dense_rows = dense, dense.rows_or_missing(list(self.chunks["chunk_id"]))
+        rows = self._dense_rows[1][mask]
+        if rows.size and rows.min() < 0:
+            missing = self.chunks["chunk_id"][mask].iloc[int(np.argmin(rows))]
+            raise KeyError(f"id {missing!r} is not in the dense index")
+        allowed = np.zeros(len(dense), dtype=bool)
+        allowed[rows] = True
+        return allowed
 
     def vector(self, query: str, embed) -> np.ndarray:
         """``embed(query)``, from the cache when it is on."""
-        if self.vectors is None:
-            return embed(query)
-        if query in self.vectors:
-            self.vectors.move_to_end(query)
-            return self.vectors[query]
-        vector = self.vectors[query] = embed(query)
-        if len(self.vectors) > self.VECTORS:
-            self.vectors.popitem(last=False)
-        return vector
+        return self.cached(self.vectors, query, lambda: embed(query))
+
+    def fact_ranking(self, key: tuple, search) -> list[tuple[str, float]]:
+        """``search()``, the fact channel's ranking for ``key`` (a query and its filter), from
+        the cache when it is on: the fact weight's grid fuses one ranking five ways."""
+        return self.cached(self.facts, key, search)
+
+    def cached(self, cache: OrderedDict | None, key, compute):
+        if cache is None:
+            return compute()
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        value = cache[key] = compute()
+        if len(cache) > self.VECTORS:
+            cache.popitem(last=False)
+        return value
 
 
 class Retriever:
@@ -199,7 +231,7 @@ class Retriever:
         if use_dense:
             t = time.perf_counter()
             vector = self._query_vector(searched)
-            allowed = self.dense.rows_of(list(self.chunks["chunk_id"][mask])) if prefilter else None
+            allowed = self._table.dense_mask(self.dense, mask) if prefilter else None
             depth = p.dense_depth if prefilter or mask is None else int(np.ceil(p.dense_depth / share))
             hits = self.dense.search(vector, depth, allowed_rows=allowed)
             hits = [(cid, s) for cid, s in hits if passes(cid)][:p.dense_depth]
@@ -265,12 +297,17 @@ class Retriever:
     def _with_facts(self, documents: list[Hit], query: str, sheet,
                     filters: SearchFilter) -> list[Hit]:
         """``documents`` fused by weighted RRF with the fact channel's ranking."""
-        if sheet is None:
-            from countercase.factsheet.rules import extract_rules
+        def search(sheet=sheet):
+            if sheet is None:
+                from countercase.factsheet.rules import extract_rules
 
-            sheet = extract_rules(query, "query", "query")
-        found = self.facts.search(sheet, self.params.fact_depth, exclude=filters.exclude_doc_ids,
-                                  year_to=filters.year_to)
+                sheet = extract_rules(query, "query", "query")
+            return self.facts.search(sheet, self.params.fact_depth,
+                                     exclude=filters.exclude_doc_ids, year_to=filters.year_to)
+
+        found = search() if sheet is not None else self._table.fact_ranking(
+            (query, self.params.fact_depth, tuple(sorted(filters.exclude_doc_ids or ())),
+             filters.year_to), search)
         if self._table.first_chunk is None:
             first: dict[str, int] = {}
             for i, doc_id in enumerate(self.chunks["doc_id"]):
