@@ -117,7 +117,7 @@ class PerturbParams(_Section):
     branching: int = Field(5, gt=0)
     k: int = Field(10, gt=0)  # results per node compared between nodes
     prune_below: float = Field(0.5, ge=0)  # a child moving ranks less than this is not expanded
-    llm_check: bool = False  # the plan's LLM plausibility check (about 2.3 s a candidate)
+    llm_check: bool = False  # the plan's LLM plausibility check (about 1.7 s a candidate)
     benchmark_trees: int = Field(3, ge=0)  # queries whose whole (unpruned) tree is timed
     corpus_trees: int = Field(100, ge=0)  # validity cases that also get a whole tree
     granularity: Literal["field", "span"] = "span"  # what a perturbation rewrites in the text

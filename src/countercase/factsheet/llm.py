@@ -247,16 +247,6 @@ class LocalModel:
             max_tokens=settings["max_tokens"], response_format=settings.get("response_format"))
         return reply["choices"][0]["message"]["content"] or ""
 
-    def _single_tokens(self, words: tuple[str, ...]) -> list[int]:
-        ids = []
-        for word in words:
-            tokens = self.llm.tokenize(word.encode(), add_bos=False, special=False)
-            if len(tokens) == 1 and tokens[0] not in ids:
-                ids.append(tokens[0])
-        if not ids:
-            raise LlmUnavailableError(f"the model has no single token for {words[0]!r}")
-        return ids
-
     def p_yes(self, request: dict, settings: dict) -> dict:
         """P(yes) / (P(yes) + P(no)) for the first token after a raw prompt given in pieces
         (``request["segments"]``, or ``prefix`` and ``rest``), each piece's single-token
@@ -306,9 +296,17 @@ class LocalModel:
                 "seconds": round(time.perf_counter() - started, 4)}
 
     def _answer_ids(self, answer: str, words) -> list[int]:
+        """The ids of ``words`` that are one token each (made once per answer)."""
         key = (answer, tuple(words))
         if key not in self._answers:
-            self._answers[key] = self._single_tokens(tuple(words))
+            ids = []
+            for word in words:
+                tokens = self.llm.tokenize(word.encode(), add_bos=False, special=False)
+                if len(tokens) == 1 and tokens[0] not in ids:
+                    ids.append(tokens[0])
+            if not ids:
+                raise LlmUnavailableError(f"the model has no single token for {words[0]!r}")
+            self._answers[key] = ids
         return self._answers[key]
 
 

@@ -280,7 +280,7 @@ class Retriever:
         timings["attribution"] = (time.perf_counter() - t) * 1000
         if p.fact_weight > 0 and self.task == "precedents":
             t = time.perf_counter()
-            documents = self._with_facts(documents, query, sheet, filters)
+            documents = self._with_facts(documents, query, sheet, filters, mask)
             timings["facts"] = (time.perf_counter() - t) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RetrievalResult(query, hits[:k], documents[:k], prefilter, timings)
@@ -294,9 +294,10 @@ class Retriever:
                    section_type=row["section_type"],
                    metadata={name: row.get(name) for name in CASE_FIELDS}, scores=scores)
 
-    def _with_facts(self, documents: list[Hit], query: str, sheet,
-                    filters: SearchFilter) -> list[Hit]:
-        """``documents`` fused by weighted RRF with the fact channel's ranking."""
+    def _with_facts(self, documents: list[Hit], query: str, sheet, filters: SearchFilter,
+                    mask: np.ndarray | None = None) -> list[Hit]:
+        """``documents`` fused by weighted RRF with the fact channel's ranking; ``mask``: the
+        search's indexed filter over the chunk rows (None: no indexed filter)."""
         def search(sheet=sheet):
             if sheet is None:
                 from countercase.factsheet.rules import extract_rules
@@ -322,7 +323,7 @@ class Retriever:
                 fact_ids.append(doc_id)
                 continue
             row = first_chunk[doc_id]
-            if filters.has_indexed and not filters.indexed_mask(self.chunks.iloc[[row]])[0]:
+            if mask is not None and not mask[row]:  # the search's own filter mask
                 continue
             record = self._row(row)
             if filters.post_ok(record):
