@@ -94,6 +94,7 @@ class _Table:
         self.vectors: OrderedDict[str, np.ndarray] | None = OrderedDict() if cache_queries else None
         self.facts: OrderedDict[tuple, list] | None = OrderedDict() if cache_queries else None
         self._columns: tuple[list[str], list[list]] | None = None
+        self._rows: list[dict[str, Any] | None] = [None] * len(self.chunks)
         self._dense_rows: tuple[Any, np.ndarray] | None = None
 
     def row(self, index: int) -> dict[str, Any]:
@@ -104,26 +105,23 @@ class _Table:
             names = list(self.chunks.columns)
             self._columns = names, [[_plain(v) for v in self.chunks[name].array]
                                     for name in names]
-            self._rows: list[dict[str, Any] | None] = [None] * len(self.chunks)
         found = self._rows[index]
         if found is None:  # kept: the conditions of an experiment read the same rows again
             names, columns = self._columns
             found = self._rows[index] = dict(zip(names, (column[index] for column in columns)))
         return found
 
-    def dense_mask(self, dense, mask: np.ndarray) -> np.ndarray:
+    def dense_rows(self, dense, mask: np.ndarray) -> np.ndarray:
         """The rows of ``dense`` (a :class:`~countercase.index.dense.DenseIndex`) whose chunks
-        pass ``mask`` (over this table's rows), as a boolean mask over the index's rows; the
-        table-to-index row map is built once per index."""
+        pass ``mask`` (over this table's rows); the table-to-index row map is built once per
+        index."""
         if self._dense_rows is None or self._dense_rows[0] is not dense:
             self._dense_rows = dense, dense.rows_or_missing(list(self.chunks["chunk_id"]))
         rows = self._dense_rows[1][mask]
         if rows.size and rows.min() < 0:
             missing = self.chunks["chunk_id"][mask].iloc[int(np.argmin(rows))]
             raise KeyError(f"id {missing!r} is not in the dense index")
-        allowed = np.zeros(len(dense), dtype=bool)
-        allowed[rows] = True
-        return allowed
+        return rows
 
     def vector(self, query: str, embed) -> np.ndarray:
         """``embed(query)``, from the cache when it is on."""
@@ -231,7 +229,7 @@ class Retriever:
         if use_dense:
             t = time.perf_counter()
             vector = self._query_vector(searched)
-            allowed = self._table.dense_mask(self.dense, mask) if prefilter else None
+            allowed = self._table.dense_rows(self.dense, mask) if prefilter else None
             depth = p.dense_depth if prefilter or mask is None else int(np.ceil(p.dense_depth / share))
             hits = self.dense.search(vector, depth, allowed_rows=allowed)
             hits = [(cid, s) for cid, s in hits if passes(cid)][:p.dense_depth]
@@ -307,7 +305,7 @@ class Retriever:
                                      exclude=filters.exclude_doc_ids, year_to=filters.year_to)
 
         found = search() if sheet is not None else self._table.fact_ranking(
-            (query, self.params.fact_depth, tuple(sorted(filters.exclude_doc_ids or ())),
+            (query, self.params.fact_depth, filters.exclude_doc_ids,
              filters.year_to), search)
         if self._table.first_chunk is None:
             first: dict[str, int] = {}
