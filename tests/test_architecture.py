@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top).
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu", "models",
         "datasets", "learned", "thresholds", "stage_times", "splits", "resume", "recording",
-        "device"}
+        "device", "processes"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout", "retrieve",
           "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
 TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs",

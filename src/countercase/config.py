@@ -132,6 +132,7 @@ class PerturbParams(_Section):
     #                                                          the tuning cases
     fact_weight: float = Field(0.0, ge=0)  # the choice, copied by hand (`countercase tree`)
     rerank: bool = False  # the domain reranker at every node too (when retrieve.use_rerank)
+    workers: int = Field(2, ge=1, le=2)  # processes (2: the validity cases in a second one)
 
 
 class RerankerParams(_Section):

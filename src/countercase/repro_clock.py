@@ -23,6 +23,10 @@ PROCESSED = Path("data/processed")
 DVC_CACHE = Path(".dvc/cache")
 FRESH_RECORD = Path("metrics/timing/repro.json")
 RERUN_RECORD = Path("metrics/timing/repro_rerun.json")
+# caches of this machine's user that a fresh clone still finds (not the project's: fresh is
+# decided by the project's alone); recorded, so a set-up time says what it was given
+USER_CACHES = {"pip": "~/.cache/pip", "llm_wheel": "~/.cache/countercase/wheels",
+               "llm_model": "~/.cache/countercase/models"}
 
 
 def _has_files(folder: Path, ignore: tuple[str, ...] = (".gitignore",)) -> bool:
@@ -47,6 +51,8 @@ def _commit() -> str | None:
 
 def start(root: Path = Path("."), now: float | None = None) -> dict:
     state = {"started": time.time() if now is None else now, **is_fresh(root),
+             "user_caches": {name: _has_files(Path(folder).expanduser())
+                             for name, folder in USER_CACHES.items()},
              "commit": _commit()}
     path = root / STATE
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,6 +93,7 @@ def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = 
               "native_bf16": cpu.get("native_bf16"), "fresh": state["fresh"],
               "found_at_start": {k: state[k] for k in ("no_processed_outputs",
                                                        "empty_dvc_cache")},
+              "user_caches": state.get("user_caches"),
               "commit": state.get("commit")}
     path = root / (FRESH_RECORD if state["fresh"] else RERUN_RECORD)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -240,8 +240,11 @@ def perturb(
 
     from countercase.datasets.aila import read_queries
     from countercase.perturb.cases import ValidityInputs, load_cases
-    from countercase.perturb.run import corpus_trees, run_perturb, run_validity
+    from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees,
+                                         run_perturb, validity_rows, validity_rows_apart,
+                                         validity_summary)
     from countercase.retrieve.load import IndexPaths, open_retriever
+    from countercase.processes import Apart
 
     require(edges, "section adjacency map (stage `adjacency`)")
     for path, what in ((documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
@@ -254,13 +257,20 @@ def perturb(
     retriever = open_retriever("precedents", params.tree_retrieve(0.0), paths, facts=True)
     edge_table = pd.read_parquet(edges)
     sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold))
-    validity = run_validity(retriever, edge_table, params, sets, out)
-    weight = validity["fact_weight"]["chosen"]
-    trees = retriever.with_params(params.tree_retrieve(weight))
-    report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
-    report["summary"]["validity"] = validity
-    report["summary"]["corpus_trees"] = corpus_trees(sets.validity, trees, edge_table,
-                                                     params.perturb, out / layout.CORPUS_TREES.name)
+    weight = choose_tree_weight(retriever, params, sets)
+    chosen = weight["chosen"]
+    # the validity cases in a second process while this one builds the gold rows and the trees
+    with Apart(params.perturb.workers) as apart:
+        validity_set = apart.submit(validity_rows_apart, paths, params, sets.validity,
+                                    edge_table, chosen, sets.precedents)
+        gold_rows = validity_rows("gold", sets.gold, case_search(retriever, params), edge_table,
+                                  params, chosen, sets.precedents)
+        trees = retriever.with_params(params.tree_retrieve(chosen))
+        report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
+        report["summary"]["corpus_trees"] = corpus_trees(
+            sets.validity, trees, edge_table, params.perturb, out / layout.CORPUS_TREES.name)
+        rows = validity_set.result() + gold_rows
+    report["summary"]["validity"] = validity_summary(rows, params, sets, weight, out)
     if metrics:
         write_json(metrics, report["summary"])
     if timing:

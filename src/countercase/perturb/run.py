@@ -31,7 +31,9 @@ from countercase.perturb.cases import CaseSets, QueryCase
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
 from countercase.perturb.validate import LlmValidator
-from countercase.perturb.validity import leave_one_out
+from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
+                                          case_rows, choose_weight, fact_type_share,
+                                          gold_agreement, leave_one_out, summarise)
 
 log = logging.getLogger(__name__)
 
@@ -149,34 +151,64 @@ def unpruned_trees(queries: dict[str, str], retriever, edges: pd.DataFrame,
     return found
 
 
-def run_validity(retriever, edges: pd.DataFrame, params: Params, sets: CaseSets,
-                 out: Path) -> dict[str, Any]:
-    """The validity experiment (module :mod:`countercase.perturb.validity`); rows written to
-    ``out/validity.csv``, cases that could not be used to ``out/validity_skipped.jsonl``."""
-    from countercase.evaluate.tuning import TIE_MARGIN
-    from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
-                                              case_rows, choose_weight, fact_type_share,
-                                              gold_agreement, summarise)
-
+def case_search(retriever, params: Params) -> CaseSearch:
+    """The validity experiment's searches: the trees' pipeline without the fact channel, each
+    text retriever ``perturb.chunk_depth`` chunks deep."""
     p = params.perturb
-    tuning, cases, gold_cases, gold = sets.tuning, sets.validity, sets.gold, sets.gold_types
     text_params = params.tree_retrieve(0.0).model_copy(update={
         "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth})
-    search = CaseSearch(retriever.with_params(text_params), retriever.facts, p.validity_depth,
-                        params.retrieve.rrf_k)
-    weight = choose_weight(tuning, search, p.fact_weights, TIE_MARGIN)
+    return CaseSearch(retriever.with_params(text_params), retriever.facts, p.validity_depth,
+                      params.retrieve.rrf_k)
+
+
+def choose_tree_weight(retriever, params: Params, sets: CaseSets) -> dict[str, Any]:
+    """The fact channel's weight in the trees, chosen on the tuning cases."""
+    from countercase.evaluate.tuning import TIE_MARGIN
+
+    p = params.perturb
+    weight = choose_weight(sets.tuning, case_search(retriever, params), p.fact_weights, TIE_MARGIN)
     weight["params_yaml_agrees"] = weight["chosen"] == p.fact_weight
     if not weight["params_yaml_agrees"]:
         log.warning("the tuning cases choose fact weight %s for the trees; params.yaml "
                     "perturb.fact_weight is %s (copy the choice by hand)", weight["chosen"],
                     p.fact_weight)
-    precedents = sets.precedents
+    return weight
+
+
+def validity_rows(name: str, cases: list[QueryCase], search: CaseSearch, edges: pd.DataFrame,
+                  params: Params, weight: float, precedents: dict) -> list[dict[str, Any]]:
+    """The rows of ``cases``' validity trees (:func:`countercase.perturb.validity.case_rows`),
+    each marked with its set ``name``."""
+    p = params.perturb
     rows = []
-    for name, group in (("validity", cases), ("gold", gold_cases)):
-        for case in tqdm(group, desc=f"{name} cases", unit="case"):
-            search.clear()
-            rows += [{"set": name, **row} for row in case_rows(
-                case, search, edges, p.per_type, weight["chosen"], precedents, p.k)]
+    for case in tqdm(cases, desc=f"{name} cases", unit="case"):
+        search.clear()
+        rows += [{"set": name, **row} for row in case_rows(
+            case, search, edges, p.per_type, weight, precedents, p.k)]
+    return rows
+
+
+def validity_rows_apart(paths, params: Params, cases: list[QueryCase], edges: pd.DataFrame,
+                        weight: float, precedents: dict) -> list[dict[str, Any]]:
+    """:func:`validity_rows` of the validity set in a process of its own, with its own JVM and
+    indexes (``paths``: a :class:`countercase.retrieve.load.IndexPaths`): the searches are
+    Lucene's, one core each, so the stage splits its cases over ``perturb.workers`` processes.
+    The rows are the same as in one process: every case's searches start empty."""
+    from countercase.retrieve.load import open_retriever
+
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    retriever = open_retriever("precedents", params.tree_retrieve(0.0), paths, facts=True)
+    return validity_rows("validity", cases, case_search(retriever, params), edges, params,
+                         weight, precedents)
+
+
+def validity_summary(rows: list[dict[str, Any]], params: Params, sets: CaseSets,
+                     weight: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The validity experiment (module :mod:`countercase.perturb.validity`) from its rows;
+    rows written to ``out/validity.csv``, cases that could not be used to
+    ``out/validity_skipped.jsonl``."""
+    p = params.perturb
     table = pd.DataFrame(rows)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "validity.csv", index=False)
@@ -190,14 +222,14 @@ def run_validity(retriever, edges: pd.DataFrame, params: Params, sets: CaseSets,
     primary = conditions[f"{p.granularity}/{PRIMARY_CONSTRUCTION}"]
     gold_rows = table[(table["set"] == "gold") & (table["granularity"] == p.granularity)
                       & (table["construction"] == PRIMARY_CONSTRUCTION)]
-    agreement = gold_agreement(gold_rows, gold, params.seed)
+    agreement = gold_agreement(gold_rows, sets.gold_types, params.seed)
     return {
         "primary": f"{p.granularity}/{PRIMARY_CONSTRUCTION}",
         "operative_mean": primary.get("operative_mean_paired"),
         "placebo_mean": primary.get("placebo_mean_paired"),
         "ratio": primary.get("ratio"), "p_value": primary.get("p_value"),
         "cohens_d": primary.get("cohens_d"), "n_cases": primary["n_cases"],
-        "n_cases_sampled": len(cases), "n_cases_skipped": sets.n_validity_skipped,
+        "n_cases_sampled": len(sets.validity), "n_cases_skipped": sets.n_validity_skipped,
         "fact_type_share": fact_type_share(valid[(valid["granularity"] == p.granularity)
                                                  & (valid["construction"] == PRIMARY_CONSTRUCTION)]),
         "gold_spearman": agreement["spearman"], "gold": agreement,
