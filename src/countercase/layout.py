@@ -25,6 +25,7 @@ RHETORICAL_ROLES = RAW / "rhetorical_roles"
 GOLD = Path("data/gold")  # hand-labelled gold sets, each with its labelling rules beside it
 DISPOSITIVE_GOLD = GOLD / "dispositive_facts.jsonl"
 PERTURBATION_LABELS = GOLD / "perturbation_labels.jsonl"  # hand labels of the LLM check's sample
+LEGAL_AUDIT = GOLD / "legal_audit"  # issue 41: samples of root perturbations and their labels
 
 TASKS = ("precedents", "statutes")  # the two searches: each has its indexes, named after it
 

@@ -461,3 +461,44 @@ def tree(
         markdown.write_text(tree_markdown(model), encoding="utf-8")
     out.write_text(model.model_dump_json(indent=1), encoding="utf-8")
     log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)
+
+
+@app.command("audit-sample")
+def audit_sample(
+    engine: str = typer.Option(..., help="Which engine the rules are: before or after."),
+    per_type: int = typer.Option(40, min=1, help="Edges drawn per fact type (all if fewer)."),
+    out: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
+    edges: Path = typer.Option(layout.SECTION_EDGES),
+    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases)."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    metadata: Path = METADATA_OPTION,
+    groups: Path = typer.Option(layout.RERANKER_GROUPS,
+                                help="Resolved citations (stage train_reranker)."),
+    gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The legal audit's sample of one engine: root perturbations of the validity cases, up to
+    --per-type of each fact type from a seeded shuffle (data/gold/legal_audit.md), written to
+    sample_<engine>.jsonl with the engine's root edges per fact type (pool_<engine>.json)."""
+    import pandas as pd
+
+    from countercase.perturb.audit import ENGINES, draw, root_pool, summary, write_jsonl
+    from countercase.perturb.cases import ValidityInputs, load_cases
+
+    if engine not in ENGINES:
+        raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
+    for path, what in ((edges, "section adjacency map (stage `adjacency`)"),
+                       (documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
+                       (groups, "citation groups (stage `train_reranker`)"),
+                       (gold, "gold dispositive facts")):
+        require(path, what)
+    params = load_params(params_path)
+    cases = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold)).validity
+    pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
+    sample = draw(pool, per_type, params.seed)
+    write_jsonl(out / f"sample_{engine}.jsonl", sample)
+    write_json(out / f"pool_{engine}.json", {**summary(pool, len(cases)), "seed": params.seed,
+                                             "per_type_drawn": per_type,
+                                             "drawn": len(sample)})
+    log.info("%d of %d root edges of %d cases drawn -> %s", len(sample), len(pool), len(cases),
+             out / f"sample_{engine}.jsonl")

@@ -1,0 +1,44 @@
+"""The legal audit's draw: seeded, per fact type, whole for a rare type, and blind to the engine."""
+
+from countercase.perturb.audit import ENGINES, blind, draw, item_id, summary
+
+
+def _pool(engine: str) -> list[dict]:
+    rows = []
+    for i in range(30):
+        for fact_type, n in (("numerical", 3), ("section", 2), ("party", 0), ("evidence", 1)):
+            for j in range(n):
+                description = f"{fact_type} change {j}"
+                rows.append({"item": item_id(f"C{i}", description, engine), "engine": engine,
+                             "case_id": f"C{i}", "fact_type": fact_type,
+                             "description": description, "basis": "b", "sections_cited": [],
+                             "case_text": "facts"})
+    rows.append({"item": item_id("C0", "party change", engine), "engine": engine,
+                 "case_id": "C0", "fact_type": "party", "description": "party change",
+                 "basis": "axis", "sections_cited": [], "case_text": "facts"})
+    return rows
+
+
+def test_each_type_is_drawn_up_to_its_quota_and_a_rare_one_whole():
+    drawn = draw(_pool("before"), 20, seed=7)
+    counts = {t: sum(r["fact_type"] == t for r in drawn)
+              for t in ("numerical", "section", "party", "evidence")}
+    assert counts == {"numerical": 20, "section": 20, "party": 1, "evidence": 20}
+    assert draw(_pool("before"), 20, seed=7) == drawn
+    assert draw(_pool("before"), 20, seed=8) != drawn
+
+
+def test_the_blind_file_hides_the_engine_and_does_not_follow_input_order():
+    before, after = draw(_pool("before"), 5, 1), draw(_pool("after"), 5, 1)
+    merged = blind([before, after], seed=3)
+    assert len(merged) == len(before) + len(after)
+    assert all("engine" not in row for row in merged)
+    assert merged == blind([after, before], seed=3)
+    assert len({row["item"] for row in merged}) == len(merged)  # engines' ids never collide
+    assert set(ENGINES) == {"before", "after"}
+
+
+def test_the_summary_counts_the_cases_each_type_reaches():
+    found = summary(_pool("before"), 30)
+    assert found["per_type"]["numerical"] == {"edges": 90, "case_share": 1.0}
+    assert found["per_type"]["party"]["case_share"] == round(1 / 30, 4)
