@@ -502,3 +502,35 @@ def audit_sample(
                                              "drawn": len(sample)})
     log.info("%d of %d root edges of %d cases drawn -> %s", len(sample), len(pool), len(cases),
              out / f"sample_{engine}.jsonl")
+
+
+@app.command("roles-sample")
+def roles_sample(
+    per_kind: int = typer.Option(40, min=1, help="Numbers drawn per kind (all if fewer)."),
+    out: Path = typer.Option(layout.NUMBER_ROLES_SAMPLE, help="Where the sample goes (JSONL)."),
+    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    seed: Optional[int] = typer.Option(None, help="The draw's seed (default: params.yaml seed)."),
+    exclude: Optional[Path] = typer.Option(None, help="A sample whose numbers are not drawn."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Numbers of the judgments' fact sheets for a labeller to give their roles
+    (data/gold/number_roles.md): up to --per-kind ages, amounts and durations by seed, none of
+    them in --exclude (a second sample measures rules written after the first was read)."""
+    from countercase.factsheet.roles import sample_numbers
+    from countercase.factsheet.store import read_sheets
+    from countercase.ingest.run import read_documents
+    from countercase.perturb.audit import write_jsonl
+
+    require(documents, "documents file")
+    require(sheets, "fact sheets (stage `factsheets`)")
+    params = load_params(params_path)
+    texts = {d.doc_id: d.text for d in read_documents(documents)}
+    taken = set()
+    if exclude is not None:
+        require(exclude, "sample to exclude")
+        taken = {json.loads(line)["item"] for line in exclude.open(encoding="utf-8")}
+    drawn = sample_numbers(read_sheets(sheets), texts, per_kind,
+                           params.seed if seed is None else seed, exclude=taken)
+    write_jsonl(out, drawn)
+    log.info("%d numbers -> %s", len(drawn), out)

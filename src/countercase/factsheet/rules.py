@@ -19,6 +19,8 @@ from collections.abc import Iterable
 
 from countercase.extract.act_sections import find_sections
 from countercase.extract.segment import Segment, segment
+from countercase.factsheet.categories import categories
+from countercase.factsheet.roles import read_role
 from countercase.factsheet.schema import (MAX_AMOUNT, MAX_DURATION, Age, Amount, Duration,
                                          EvidenceItem, FactSheet, FactSheetError, Parties, Party,
                                          SectionCited, Span)
@@ -114,7 +116,7 @@ def facts_region(text: str, source: str, segments: list[Segment] | None = None,
     return start, end, "segmenter"
 
 
-def find_ages(facts: str, offset: int = 0) -> list[Age]:
+def find_ages(facts: str, offset: int = 0, criminal: bool = False) -> list[Age]:
     ages = []
     for m in _AGE.finditer(facts):
         n = next(g for g in m.groups() if g)
@@ -122,8 +124,9 @@ def find_ages(facts: str, offset: int = 0) -> list[Age]:
         if years > 120:
             continue
         descriptor = "minor" if years < 18 else "major"
-        ages.append(Age(years=years, descriptor=descriptor, span=_span(facts, m.start(), m.end(),
-                                                                       offset)))
+        ages.append(Age(years=years, descriptor=descriptor,
+                        role=read_role("ages", facts, m.start(), m.end(), criminal),
+                        span=_span(facts, m.start(), m.end(), offset)))
     return ages
 
 
@@ -133,7 +136,8 @@ def find_amounts(facts: str, offset: int = 0) -> list[Amount]:
         value = _number(m.group("n")) * _MULTIPLIER.get((m.group("mult") or "").lower(), 1)
         if value > MAX_AMOUNT:
             continue  # a run of digits no judgment means as a sum (the schema's bound)
-        amounts.append(Amount(value=value, span=_span(facts, m.start(), m.end(), offset)))
+        amounts.append(Amount(value=value, role=read_role("amounts", facts, m.start(), m.end()),
+                              span=_span(facts, m.start(), m.end(), offset)))
     return amounts
 
 
@@ -150,6 +154,7 @@ def find_durations(facts: str, ages: Iterable[Age] = (), offset: int = 0) -> lis
         if _number(m.group("n")) > MAX_DURATION:
             continue
         durations.append(Duration(value=_number(m.group("n")), unit=unit,
+                                  role=read_role("durations", facts, m.start(), m.end()),
                                   span=_span(facts, m.start(), m.end(), offset)))
     return durations
 
@@ -218,14 +223,16 @@ def extract_rules(text: str, case_id: str, source: str, segments: list[Segment] 
                          "its letters are Latin); the extractors read English judgments only")
     start, end, located_by = facts_region(text, source, segments, facts_fraction)
     facts = text[start:end]
-    ages = find_ages(facts, start)
+    sections = find_sections_cited(facts, start)
+    cats = categories([c.section_id for c in sections], facts)
+    ages = find_ages(facts, start, "criminal" in cats)
     return FactSheet(
         case_id=case_id, source=source,
         facts_span=Span(start=start, end=end, text=facts[:200]),
         facts_located_by=located_by,
         parties=parties(facts, start, petitioner, respondent, text),
         evidence_items=find_evidence(facts, start),
-        sections_cited=find_sections_cited(facts, start),
+        sections_cited=sections, categories=sorted(cats),
         numerical_facts={"amounts": find_amounts(facts, start), "ages": ages,
                          "durations": find_durations(facts, ages, start)},
         outcome=outcome if outcome else "Unknown")

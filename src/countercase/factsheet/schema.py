@@ -22,7 +22,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
 
 from countercase.acts import ACTS
 from countercase.errors import CountercaseError
-from countercase.vocab import OUTCOMES
+from countercase.vocab import CASE_CATEGORIES, NUMBER_ROLES, OUTCOMES
 
 PARTY_TYPES = ("Individual", "Minor", "Corporation", "Partnership", "State", "UnionOfIndia",
                "ForeignNational", "PublicSector", "PrivateSector", "Employee", "Contractor",
@@ -37,6 +37,10 @@ PartyType = Literal[PARTY_TYPES]  # type: ignore[valid-type]
 EvidenceType = Literal[EVIDENCE_TYPES]  # type: ignore[valid-type]
 Extractor = Literal[EXTRACTORS]  # type: ignore[valid-type]
 Outcome = Literal[OUTCOMES]  # type: ignore[valid-type]
+CaseCategory = Literal[CASE_CATEGORIES]  # type: ignore[valid-type]
+AgeRole = Literal[NUMBER_ROLES["ages"]]  # type: ignore[valid-type]
+AmountRole = Literal[NUMBER_ROLES["amounts"]]  # type: ignore[valid-type]
+DurationRole = Literal[NUMBER_ROLES["durations"]]  # type: ignore[valid-type]
 
 
 # Bounds of what a judgment can hold, so that no extractor or hand edit writes a value JSON
@@ -110,16 +114,19 @@ class SectionCited(_Grounded):
 class Amount(_Grounded):
     value: float = Field(ge=0, le=MAX_AMOUNT)
     currency: Literal["INR"] = "INR"
+    role: AmountRole = "unknown"  # what the sum is (countercase.factsheet.roles)
 
 
 class Age(_Grounded):
     years: float = Field(ge=0, le=130)
     descriptor: Optional[str] = None  # "minor", "major", ...
+    role: AgeRole = "unknown"  # whose age it is
 
 
 class Duration(_Grounded):
     value: float = Field(ge=0, le=MAX_DURATION)
     unit: Literal["years", "months", "weeks", "days", "hours"]
+    role: DurationRole = "unknown"  # what the period measures
 
 
 class NumericalFacts(_Model):
@@ -138,6 +145,7 @@ class FactSheet(_Model):
     sections_cited: list[SectionCited] = []
     numerical_facts: NumericalFacts = NumericalFacts()
     outcome: Outcome = "Unknown"
+    categories: list[CaseCategory] = []  # the case's legal domains (factsheet.categories)
 
 
 class FactSheetError(CountercaseError, ValueError):

@@ -1,15 +1,25 @@
-"""Rule-based perturbations of a fact sheet: one fact changed at a time, on legal grounds only.
+"""Rule-based perturbations of a fact sheet: one legally operative fact changed at a time.
 
-- numerical: an age, amount or duration moved just across the nearest legal boundaries of
-  ``countercase/thresholds.yaml`` (below: to the boundary minus one unit; above: to the boundary), and
-  durations also doubled and halved;
-- section: a cited section replaced by a neighbour on the adjacency map
-  (:mod:`countercase.perturb.adjacency`), strongest edges first;
-- party: a party's type swapped along a named axis of :data:`PARTY_AXES`;
-- evidence: a present item removed, or an absent one of the case category's list added.
+A perturbation is a legal counterfactual of its case or it is not made (issue 41). Every rule
+reads the case's legal domains (:func:`case_categories`) and the legal tables
+(:mod:`countercase.perturb.legal`, ``countercase/thresholds.yaml``):
 
-:func:`check` re-verifies a perturbation against the rules (a boundary really crossed, an edge
-really there, a swap on an axis); :func:`apply` returns the changed sheet, the changed value
+- numerical: an age, amount or duration moved just across the nearest boundaries whose scope
+  matches the case's categories and the number's role (below: to the boundary minus one unit;
+  above: to the boundary); a sentence or a delay, whose length the law weighs without a
+  boundary, also doubled and halved. A number of unknown role crosses only boundaries scoped to
+  any role;
+- section: a cited section replaced by an operative alternative of ``section_swaps.yaml``, never
+  by a repealed, omitted or struck-down provision; renumbering into the 2023 codes is the same
+  law, no perturbation (the validity experiment's placebo);
+- party: a party's type swapped along an axis of ``applicability.yaml`` that applies in the
+  case's categories (tenant and licensee only where the text names a tenancy; a minor accused
+  only on the side the State prosecutes);
+- evidence: a present item removed, or an absent one added, of the types the case's offences are
+  proved by (``applicability.yaml``).
+
+Every perturbation names its rule, the scope it matched and its legal source. :func:`check`
+re-verifies one against the rules; :func:`apply` returns the changed sheet, the changed value
 marked ``extractor="perturbation"``.
 """
 
@@ -21,26 +31,14 @@ from typing import Any
 import pandas as pd
 
 from countercase.errors import CountercaseError
+from countercase.factsheet.categories import categories as read_categories
 from countercase.factsheet.schema import EvidenceItem, FactSheet
-from countercase.perturb.adjacency import neighbours
-from countercase.thresholds import DAYS, Threshold, crosses, load_thresholds
+from countercase.perturb.legal import LegalTables, load_tables
+from countercase.thresholds import DAYS, Threshold, applies, crosses, load_thresholds
 
-PARTY_AXES = {
-    frozenset({"Individual", "Minor"}): "age of the party",
-    frozenset({"Employee", "Contractor"}): "employment relationship",
-    frozenset({"Tenant", "Licensee"}): "right of occupation",
-    frozenset({"Individual", "Corporation"}): "legal personality",
-    frozenset({"State", "UnionOfIndia"}): "level of government",
-    frozenset({"PublicSector", "PrivateSector"}): "ownership",
-    frozenset({"Corporation", "Partnership"}): "form of business",
-    frozenset({"Individual", "ForeignNational"}): "nationality",
-}
-CRIMINAL_ACTS = {"IPC", "CrPC", "BNS", "BNSS", "IEA", "BSA"}
-EVIDENCE_BY_CATEGORY = {
-    "criminal": ("DyingDeclaration", "Confession", "EyeWitness", "PostMortemReport", "Recovery",
-                 "MedicalReport", "LastSeen", "Expert"),
-    "civil": ("Document", "Expert"),
-}
+# durations whose length the law weighs with no boundary: doubled and halved
+SCALED_ROLES = ("sentence", "delay")
+PROSECUTORS = ("State", "UnionOfIndia")
 
 
 class PerturbationError(CountercaseError, ValueError):
@@ -53,103 +51,155 @@ class Perturbation:
     path: str  # where in the sheet: "numerical_facts.ages.0", "sections_cited.1", ...
     old: Any
     new: Any
-    description: str  # "Age changed from 25 to 17 (now a minor)"
-    basis: str  # the boundary's legal source, the edge's evidence, the axis
+    description: str  # "The accused's age changed from 17 to 18 (across 18: ...)"
+    basis: str  # the legal source
+    rule: str = ""  # threshold | scaling | swap | party_axis | evidence
+    scope: str = ""  # what of the case the rule matched
 
 
-def _crossings(value: float, thresholds: tuple[Threshold, ...], step: float,
-               always: float | None = None) -> list[tuple[float, Threshold]]:
-    """New values just across the nearest boundary below and above ``value`` (and ``always``)."""
+def case_categories(sheet: FactSheet, text: str | None = None) -> frozenset[str]:
+    """The case's legal domains: the sheet's own, else read from its sections and ``text``."""
+    if sheet.categories:
+        return frozenset(sheet.categories)
+    return read_categories([s.section_id for s in sheet.sections_cited], text or "")
+
+
+def _crossings(value: float, thresholds: tuple[Threshold, ...],
+               step: float) -> list[tuple[float, Threshold]]:
+    """New values just across the nearest boundary below and above ``value``."""
     below = [t for t in thresholds if t.value <= value]
     above = [t for t in thresholds if t.value > value]
     chosen = ([below[-1]] if below else []) + ([above[0]] if above else [])
-    chosen += [t for t in thresholds if t.value == always and t not in chosen]
     return [(t.value - step if t.value <= value else t.value, t) for t in chosen]
 
 
-def age_perturbations(sheet: FactSheet, thresholds) -> list[Perturbation]:
+def _in_scope(thresholds, kind: str, cats: frozenset[str], role: str) -> tuple[Threshold, ...]:
+    return tuple(t for t in thresholds[kind] if applies(t, cats, role))
+
+
+def _whose(role: str, kind: str) -> str:
+    if role == "unknown":
+        return {"ages": "Age", "amounts": "Amount", "durations": "Duration"}[kind]
+    return {"ages": f"The {role}'s age", "amounts": f"The {role.replace('_', ' ')}",
+            "durations": f"The {role}"}[kind]
+
+
+def _matched(t: Threshold, cats: frozenset[str], role: str) -> str:
+    return (f"{', '.join(sorted(cats & set(t.categories)))} case; a number of role {role} "
+            f"(the boundary's scope: {t.scope})")
+
+
+def age_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str]) -> list[Perturbation]:
     out = []
     for i, age in enumerate(sheet.numerical_facts.ages):
-        for new, t in _crossings(age.years, thresholds["ages"], 1, always=18):
-            status = "now a minor" if new < 18 <= age.years else (
-                "now of age" if age.years < 18 <= new else f"across {t.value:g}: {t.meaning}")
-            out.append(Perturbation("numerical", f"numerical_facts.ages.{i}", age.years, new,
-                                    f"Age changed from {age.years:g} to {new:g} ({status})",
-                                    t.source))
+        for new, t in _crossings(age.years, _in_scope(thresholds, "ages", cats, age.role), 1):
+            out.append(Perturbation(
+                "numerical", f"numerical_facts.ages.{i}", age.years, new,
+                f"{_whose(age.role, 'ages')} changed from {age.years:g} to {new:g} "
+                f"(across {t.value:g}: {t.meaning})", t.source, "threshold",
+                _matched(t, cats, age.role)))
     return out
 
 
-def amount_perturbations(sheet: FactSheet, thresholds) -> list[Perturbation]:
+def amount_perturbations(sheet: FactSheet, thresholds,
+                         cats: frozenset[str]) -> list[Perturbation]:
     out = []
     for i, amount in enumerate(sheet.numerical_facts.amounts):
-        for new, t in _crossings(amount.value, thresholds["amounts"], 1):
-            out.append(Perturbation("numerical", f"numerical_facts.amounts.{i}", amount.value, new,
-                                    f"Amount changed from Rs {amount.value:,.0f} to Rs {new:,.0f} "
-                                    f"(across Rs {t.value:,.0f}: {t.meaning})", t.source))
+        bounds = _in_scope(thresholds, "amounts", cats, amount.role)
+        for new, t in _crossings(amount.value, bounds, 1):
+            out.append(Perturbation(
+                "numerical", f"numerical_facts.amounts.{i}", amount.value, new,
+                f"{_whose(amount.role, 'amounts')} changed from Rs {amount.value:,.0f} to "
+                f"Rs {new:,.0f} (across Rs {t.value:,.0f}: {t.meaning})", t.source,
+                "threshold", _matched(t, cats, amount.role)))
     return out
 
 
-def duration_perturbations(sheet: FactSheet, thresholds) -> list[Perturbation]:
+def duration_perturbations(sheet: FactSheet, thresholds,
+                           cats: frozenset[str]) -> list[Perturbation]:
     out = []
     for i, d in enumerate(sheet.numerical_facts.durations):
         path = f"numerical_facts.durations.{i}"
-        for factor, word in ((2.0, "doubled"), (0.5, "halved")):
-            out.append(Perturbation("numerical", path, (d.value, d.unit), (d.value * factor, d.unit),
-                                    f"Duration {word} from {d.value:g} to {d.value * factor:g} "
-                                    f"{d.unit}", f"{word} (scaling rule)"))
+        whose = _whose(d.role, "durations")
+        if d.role in SCALED_ROLES:
+            for factor, word in ((2.0, "doubled"), (0.5, "halved")):
+                out.append(Perturbation(
+                    "numerical", path, (d.value, d.unit), (d.value * factor, d.unit),
+                    f"{whose} {word} from {d.value:g} to {d.value * factor:g} {d.unit}",
+                    "the plan's scaling rule (section 7): no statutory boundary", "scaling",
+                    f"a {d.role}, whose length the court weighs"))
         days = d.value * DAYS[d.unit]
-        for new, t in _crossings(days, thresholds["durations"], 1):
-            out.append(Perturbation("numerical", path, (d.value, d.unit), (new, "days"),
-                                    f"Duration changed from {d.value:g} {d.unit} to {new:g} days "
-                                    f"(across {t.value:g} days: {t.meaning})", t.source))
+        for new, t in _crossings(days, _in_scope(thresholds, "durations", cats, d.role), 1):
+            out.append(Perturbation(
+                "numerical", path, (d.value, d.unit), (new, "days"),
+                f"{whose} changed from {d.value:g} {d.unit} to {new:g} days "
+                f"(across {t.value:g} days: {t.meaning})", t.source, "threshold",
+                _matched(t, cats, d.role)))
     return out
 
 
-def section_perturbations(sheet: FactSheet, edges: pd.DataFrame,
+def section_perturbations(sheet: FactSheet, tables: LegalTables,
                           per_section: int = 5) -> list[Perturbation]:
     out = []
     cited = {s.section_id for s in sheet.sections_cited}
     for i, section in enumerate(sheet.sections_cited):
-        near = neighbours(edges, section.section_id)
-        near = near[~near["neighbour"].isin(cited)].drop_duplicates("neighbour").head(per_section)
-        for row in near.itertuples():
-            out.append(Perturbation("section", f"sections_cited.{i}", section.section_id,
-                                    row.neighbour, f"Section {section.section_id} changed to "
-                                    f"{row.neighbour} ({row.kind}: {row.evidence})",
-                                    f"{row.kind}: {row.evidence}"))
+        swaps = [s for s in tables.swaps.get(section.section_id, ())
+                 if s.target not in cited and s.target not in tables.repealed]
+        for swap in swaps[:per_section]:
+            out.append(Perturbation(
+                "section", f"sections_cited.{i}", section.section_id, swap.target,
+                f"Section {section.section_id} changed to {swap.target} ({swap.reason})",
+                swap.source, "swap", f"an operative alternative of {section.section_id}"))
     return out
 
 
-def party_perturbations(sheet: FactSheet) -> list[Perturbation]:
+def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[str],
+                        text: str = "") -> list[Perturbation]:
     out = []
-    for side in ("petitioner", "respondent"):
-        old = getattr(sheet.parties, side).type
-        for axis, name in PARTY_AXES.items():
-            if old in axis:
-                (new,) = axis - {old}
-                out.append(Perturbation("party", f"parties.{side}", old, new,
-                                        f"The {side} changed from {old} to {new} ({name})",
-                                        f"axis: {name}"))
+    sides = {"petitioner": sheet.parties.petitioner.type,
+             "respondent": sheet.parties.respondent.type}
+    for side, old in sides.items():
+        other = sides["respondent" if side == "petitioner" else "petitioner"]
+        for axis in tables.party_axes:
+            matched = cats & axis.categories
+            if old not in axis.types or not matched:
+                continue
+            if axis.words is not None and not axis.words.search(text):
+                continue  # the case names no such relation (no tenancy, no licence)
+            if "Minor" in axis.types and matched == {"criminal"} and other not in PROSECUTORS:
+                continue  # in a criminal case the age in issue is the prosecuted party's
+            (new,) = axis.types - {old}
+            out.append(Perturbation(
+                "party", f"parties.{side}", old, new,
+                f"The {side} changed from {old} to {new} ({axis.name}: {axis.reason})",
+                axis.source, "party_axis",
+                f"{', '.join(sorted(matched))} case; the axis {axis.name}"))
     return out
 
 
-def category(sheet: FactSheet) -> str:
-    acts = {s.section_id.split("-")[0] for s in sheet.sections_cited}
-    criminal_evidence = {"DyingDeclaration", "Confession", "PostMortemReport", "FIR", "Recovery"}
-    if acts & CRIMINAL_ACTS or {e.evidence_type for e in sheet.evidence_items} & criminal_evidence:
-        return "criminal"
-    return "civil"
-
-
-def evidence_perturbations(sheet: FactSheet) -> list[Perturbation]:
+def evidence_perturbations(sheet: FactSheet, tables: LegalTables,
+                           cats: frozenset[str]) -> list[Perturbation]:
+    offences = tables.offences(s.section_id for s in sheet.sections_cited)
     present = [e.evidence_type for e in sheet.evidence_items]
-    out = [Perturbation("evidence", "evidence_items", kind, None, f"{kind} removed",
-                        "presence toggled: removed") for kind in present]
-    kind_of_case = category(sheet)
-    out += [Perturbation("evidence", "evidence_items", None, kind, f"{kind} added",
-                         f"presence toggled: added (a {kind_of_case} case)")
-            for kind in EVIDENCE_BY_CATEGORY[kind_of_case] if kind not in present]
+    out = []
+    for kind in present:
+        rule = tables.evidence_applies(kind, offences, cats)
+        if rule is not None:
+            out.append(Perturbation("evidence", "evidence_items", kind, None, f"{kind} removed",
+                                    rule.source, "evidence",
+                                    _evidence_scope(rule, offences, cats, "removed")))
+    for kind in sorted(tables.evidence):
+        rule = tables.evidence_applies(kind, offences, cats)
+        if rule is not None and kind not in present:
+            out.append(Perturbation("evidence", "evidence_items", None, kind, f"{kind} added",
+                                    rule.source, "evidence",
+                                    _evidence_scope(rule, offences, cats, "added")))
     return out
+
+
+def _evidence_scope(rule, offences: frozenset[str], cats: frozenset[str], how: str) -> str:
+    where = sorted(rule.offences & offences) or sorted(rule.categories & cats)
+    return f"{how}: proof of {', '.join(where)} ({rule.reason})"
 
 
 def states_facts(sheet: FactSheet) -> bool:
@@ -160,20 +210,30 @@ def states_facts(sheet: FactSheet) -> bool:
                                        sheet.parties.respondent.type} - {"Unknown"})
 
 
-def candidates(sheet: FactSheet, edges: pd.DataFrame, thresholds=None) -> list[Perturbation]:
+def candidates(sheet: FactSheet, edges: pd.DataFrame | None = None, thresholds=None,
+               text: str | None = None, tables: LegalTables | None = None) -> list[Perturbation]:
     """Every single-fact perturbation of ``sheet`` the rules allow, in a fixed order; none for
-    a sheet that states no fact (adding evidence to nothing is no counterfactual of a case)."""
+    a sheet that states no fact. ``text``: the case's text (its domains, the relations it
+    names); ``edges``: the adjacency map, read by no rule (its correspondence edges are
+    renumberings, the validity experiment's placebos)."""
     if not states_facts(sheet):
         return []
     thresholds = thresholds or load_thresholds()
-    return (age_perturbations(sheet, thresholds) + amount_perturbations(sheet, thresholds)
-            + duration_perturbations(sheet, thresholds) + section_perturbations(sheet, edges)
-            + party_perturbations(sheet) + evidence_perturbations(sheet))
+    tables = tables or load_tables()
+    cats = case_categories(sheet, text)
+    return (age_perturbations(sheet, thresholds, cats)
+            + amount_perturbations(sheet, thresholds, cats)
+            + duration_perturbations(sheet, thresholds, cats)
+            + section_perturbations(sheet, tables)
+            + party_perturbations(sheet, tables, cats, text or "")
+            + evidence_perturbations(sheet, tables, cats))
 
 
-def check(p: Perturbation, edges: pd.DataFrame, thresholds=None) -> None:
+def check(p: Perturbation, edges: pd.DataFrame | None = None, thresholds=None,
+          tables: LegalTables | None = None) -> None:
     """Raise :class:`PerturbationError` unless ``p`` follows its rule."""
     thresholds = thresholds or load_thresholds()
+    tables = tables or load_tables()
     if p.path.startswith("numerical_facts.ages") or p.path.startswith("numerical_facts.amounts"):
         kind = "ages" if ".ages." in p.path else "amounts"
         if not any(crosses(p.old, p.new, t.value) for t in thresholds[kind]):
@@ -181,15 +241,19 @@ def check(p: Perturbation, edges: pd.DataFrame, thresholds=None) -> None:
     elif p.path.startswith("numerical_facts.durations"):
         (old, old_unit), (new, new_unit) = p.old, p.new
         a, b = old * DAYS[old_unit], new * DAYS[new_unit]
-        scaled = new_unit == old_unit and new in (old * 2, old / 2)
+        scaled = p.rule == "scaling" and new_unit == old_unit and new in (old * 2, old / 2)
         if not scaled and not any(crosses(a, b, t.value) for t in thresholds["durations"]):
             raise PerturbationError(f"{p.description}: neither scaled nor across a limitation")
     elif p.fact_type == "section":
-        if p.new not in set(neighbours(edges, p.old)["neighbour"]):
-            raise PerturbationError(f"{p.old} -> {p.new}: no edge of the adjacency map")
+        if p.new in tables.repealed:
+            raise PerturbationError(f"{p.old} -> {p.new}: {p.new} is repealed "
+                                    f"({tables.repealed[p.new]})")
+        if p.new not in {s.target for s in tables.swaps.get(p.old, ())}:
+            raise PerturbationError(f"{p.old} -> {p.new}: not an operative alternative of "
+                                    "section_swaps.yaml")
     elif p.fact_type == "party":
-        if frozenset({p.old, p.new}) not in PARTY_AXES:
-            raise PerturbationError(f"{p.old} -> {p.new}: not an axis of the party ontology")
+        if not any(frozenset({p.old, p.new}) == axis.types for axis in tables.party_axes):
+            raise PerturbationError(f"{p.old} -> {p.new}: not an axis of applicability.yaml")
     elif p.fact_type == "evidence":
         if (p.old is None) == (p.new is None):
             raise PerturbationError("an evidence perturbation removes or adds one item")

@@ -1,0 +1,177 @@
+"""The legal tables the perturbation rules read: operative section swaps and the provisions that
+are never a target (``section_swaps.yaml``), and where a party swap or an evidence toggle applies
+(``applicability.yaml``). Each entry carries its reason and source, and a table entry without
+them, or naming a category, party type or evidence type outside the vocabularies, is an error
+naming its file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from countercase.errors import CountercaseError
+from countercase.factsheet.schema import EVIDENCE_TYPES, PARTY_TYPES, SECTION_ID_PATTERN
+from countercase.vocab import CASE_CATEGORIES
+
+SWAPS_PATH = Path(__file__).with_name("section_swaps.yaml")
+APPLICABILITY_PATH = Path(__file__).with_name("applicability.yaml")
+_SECTION = re.compile(SECTION_ID_PATTERN)
+
+
+class LegalTableError(CountercaseError, ValueError):
+    """An entry of a legal table that cannot be used (the message names its file and line)."""
+
+
+@dataclass(frozen=True)
+class Swap:
+    source_section: str
+    target: str
+    reason: str
+    source: str  # the legal source of the swap
+
+
+@dataclass(frozen=True)
+class PartyAxis:
+    types: frozenset[str]
+    name: str
+    categories: frozenset[str]
+    reason: str
+    source: str
+    words: re.Pattern | None = None  # the case's text must name the relation (a tenancy)
+
+
+@dataclass(frozen=True)
+class EvidenceRule:
+    type: str
+    offences: frozenset[str]  # offence groups whose proof uses it
+    categories: frozenset[str]  # or case categories where it applies whatever the offence
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
+class LegalTables:
+    swaps: dict[str, tuple[Swap, ...]]  # cited section -> its operative alternatives
+    repealed: dict[str, str]  # section -> why and source
+    party_axes: tuple[PartyAxis, ...]
+    offence_groups: dict[str, str]  # section -> offence group
+    evidence: dict[str, EvidenceRule]  # evidence type -> where it applies
+
+    def offences(self, section_ids: Iterable[str]) -> frozenset[str]:
+        return frozenset(self.offence_groups[s] for s in section_ids if s in self.offence_groups)
+
+    def evidence_applies(self, kind: str, offences: frozenset[str],
+                         categories: frozenset[str]) -> EvidenceRule | None:
+        rule = self.evidence.get(kind)
+        if rule is None or not (rule.offences & offences or rule.categories & categories):
+            return None
+        return rule
+
+
+def _items(path: Path, text: str, key: str) -> list[tuple[Any, int]]:
+    """The items of the list under ``key`` with their 1-based lines."""
+    root = yaml.compose(text)
+    data = yaml.safe_load(text) or {}
+    lines: list[int] = []
+    for k, value in (root.value if root is not None else []):
+        if k.value == key and isinstance(value, yaml.SequenceNode):
+            lines = [item.start_mark.line + 1 for item in value.value]
+    items = data.get(key) or []
+    if not isinstance(items, list):
+        raise LegalTableError(f"{path}: {key} must be a list")
+    return list(zip(items, lines))
+
+
+def _need(path: Path, line: int, item: Any, fields: tuple[str, ...], what: str) -> None:
+    if not isinstance(item, dict):
+        raise LegalTableError(f"{path}:{line}: a {what} must be a mapping")
+    missing = [f for f in fields if not item.get(f)]
+    if missing:
+        raise LegalTableError(f"{path}:{line}: a {what} without {', '.join(missing)}")
+
+
+def _section(path: Path, line: int, section: str) -> str:
+    if not isinstance(section, str) or not _SECTION.match(section):
+        raise LegalTableError(f"{path}:{line}: {section!r} is not a canonical section id")
+    return section
+
+
+def _known(path: Path, line: int, values: Iterable[str], vocabulary: tuple[str, ...],
+           what: str) -> frozenset[str]:
+    values = frozenset(values)
+    unknown = sorted(values - set(vocabulary))
+    if unknown:
+        raise LegalTableError(f"{path}:{line}: unknown {what} {', '.join(map(repr, unknown))}")
+    return values
+
+
+def load_swaps(path: Path) -> tuple[dict[str, tuple[Swap, ...]], dict[str, str]]:
+    text = path.read_text(encoding="utf-8")
+    repealed = {}
+    for item, line in _items(path, text, "repealed"):
+        _need(path, line, item, ("section", "why", "source"), "repealed provision")
+        repealed[_section(path, line, item["section"])] = f"{item['why']} ({item['source']})"
+    swaps: dict[str, list[Swap]] = {}
+    for item, line in _items(path, text, "swaps"):
+        _need(path, line, item, ("between", "reason", "source"), "swap")
+        pair = item["between"]
+        if not isinstance(pair, list) or len(pair) != 2 or pair[0] == pair[1]:
+            raise LegalTableError(f"{path}:{line}: a swap is between two different sections")
+        a, b = (_section(path, line, s) for s in pair)
+        for s in (a, b):
+            if s in repealed:
+                raise LegalTableError(f"{path}:{line}: {s} is repealed ({repealed[s]}) and "
+                                      "is never a target")
+        for old, new in ((a, b), (b, a)):
+            swaps.setdefault(old, []).append(Swap(old, new, item["reason"], item["source"]))
+    return {k: tuple(v) for k, v in swaps.items()}, repealed
+
+
+def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str],
+                                            dict[str, EvidenceRule]]:
+    text = path.read_text(encoding="utf-8")
+    axes = []
+    for item, line in _items(path, text, "party_axes"):
+        _need(path, line, item, ("types", "name", "categories", "reason", "source"),
+              "party axis")
+        types = _known(path, line, item["types"], PARTY_TYPES, "party type")
+        if len(types) != 2:
+            raise LegalTableError(f"{path}:{line}: a party axis joins two types")
+        axes.append(PartyAxis(types, item["name"],
+                              _known(path, line, item["categories"], CASE_CATEGORIES,
+                                     "case category"), item["reason"], item["source"],
+                              re.compile(rf"\b(?:{item['words']})\b", re.I)
+                              if item.get("words") else None))
+    data = yaml.safe_load(text) or {}
+    groups: dict[str, str] = {}
+    for group, sections in (data.get("offences") or {}).items():
+        for section in sections:
+            groups[_section(path, 0, section)] = group
+    evidence = {}
+    for item, line in _items(path, text, "evidence"):
+        _need(path, line, item, ("type", "reason", "source"), "evidence rule")
+        (kind,) = _known(path, line, [item["type"]], EVIDENCE_TYPES, "evidence type")
+        offences = frozenset(item.get("offences") or ())
+        unknown = sorted(offences - set(groups.values()))
+        if unknown:
+            raise LegalTableError(f"{path}:{line}: unknown offence group(s) {unknown}")
+        categories = _known(path, line, item.get("categories") or (), CASE_CATEGORIES,
+                            "case category")
+        if not offences and not categories:
+            raise LegalTableError(f"{path}:{line}: evidence rule {kind} applies nowhere "
+                                  "(give offences or categories)")
+        evidence[kind] = EvidenceRule(kind, offences, categories, item["reason"], item["source"])
+    return tuple(axes), groups, evidence
+
+
+@lru_cache(maxsize=4)
+def load_tables(swaps: Path = SWAPS_PATH, applicability: Path = APPLICABILITY_PATH) -> LegalTables:
+    swap_table, repealed = load_swaps(Path(swaps))
+    axes, groups, evidence = load_applicability(Path(applicability))
+    return LegalTables(swap_table, repealed, axes, groups, evidence)
