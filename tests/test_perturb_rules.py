@@ -1,4 +1,4 @@
-"""Perturbation rules on fact sheets read from real judgments, against the real adjacency map."""
+"""Perturbation rules on fact sheets read from real judgments: every change legal and scoped."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from countercase.extract.statutes import build_constitution_crossrefs, statute_f
 from countercase.factsheet.rules import extract_rules
 from countercase.ingest.text import text_document
 from countercase.perturb.adjacency import build_adjacency
-from countercase.perturb.rules import (PARTY_AXES, Perturbation, PerturbationError, apply,
-                                       candidates, check, crosses, load_thresholds)
+from countercase.perturb.legal import LegalTableError, load_swaps, load_tables
+from countercase.perturb.rules import (Perturbation, PerturbationError, apply, candidates,
+                                       case_categories, check, crosses, load_thresholds)
+from countercase.thresholds import ThresholdError, applies, in_days
 
 NAMES = [f"C{i}" for i in range(1, 81)] + ["C1268"]
 
@@ -51,32 +53,87 @@ def test_every_candidate_passes_its_rule_check(sheets, edges):
         check(p, edges)
 
 
-def test_ages_cross_their_boundary_exactly(sheets, edges):
-    thresholds = {t.value: t for t in load_thresholds()["ages"]}
-    ages = [p for _, p in _all(sheets, edges) if ".ages." in p.path]
-    assert ages, "no judgment among the fixtures states an age"
-    for p in ages:
-        crossed = [b for b in thresholds if crosses(p.old, p.new, b)]
-        assert crossed and (p.new in crossed or p.new + 1 in crossed)  # at the boundary or one below
-        assert thresholds[p.new if p.new in crossed else p.new + 1].source == p.basis
+def test_numbers_cross_only_boundaries_in_the_scope_of_their_case_and_role(sheets, edges):
+    thresholds = load_thresholds()
+    found = 0
+    for sheet, p in _all(sheets, edges):
+        if p.rule != "threshold":
+            continue
+        kind = p.path.split(".")[1]
+        number = getattr(sheet.numerical_facts, kind)[int(p.path.split(".")[2])]
+        old, new = (p.old, p.new) if kind != "durations" else (in_days(*p.old), in_days(*p.new))
+        crossed = [t for t in thresholds[kind] if crosses(old, new, t.value)
+                   and applies(t, case_categories(sheet), number.role)]
+        assert crossed and p.basis in {t.source for t in crossed}, p
+        assert number.role != "unknown"  # no boundary is scoped to any role
+        found += 1
+    assert found, "no judgment among the fixtures has a number in a boundary's scope"
 
 
-def test_section_changes_follow_edges_and_murder_reaches_culpable_homicide(sheets, edges):
+def test_sections_move_only_along_the_swap_table_and_murder_reaches_culpable_homicide(sheets,
+                                                                                       edges):
+    tables = load_tables()
     sheet, _ = sheets["C1268"]
     moves = {p.new for p in candidates(sheet, edges) if p.fact_type == "section"
              and p.old == "IPC-302"}
-    assert moves and moves <= set(edges.loc[edges["source"] == "IPC-302", "target"]) | set(
-        edges.loc[edges["target"] == "IPC-302", "source"])
+    assert "IPC-304" in moves and moves <= {s.target for s in tables.swaps["IPC-302"]}
+    for _, p in _all(sheets, edges):
+        if p.fact_type == "section":
+            assert p.new not in tables.repealed and not p.new.startswith(("BNS-", "BNSS-")), p
     invented = Perturbation("section", "sections_cited.0", "IPC-302", "MVA-166", "x", "x")
-    with pytest.raises(PerturbationError, match="no edge"):
+    with pytest.raises(PerturbationError, match="operative alternative"):
         check(invented, edges)
+    repealed = Perturbation("section", "sections_cited.0", "IPC-302", "IPC-303", "x", "x")
+    with pytest.raises(PerturbationError, match="repealed"):
+        check(repealed, edges)
 
 
-def test_party_swaps_stay_on_an_axis(sheets, edges):
-    swaps = [p for _, p in _all(sheets, edges) if p.fact_type == "party"]
-    assert swaps and all(frozenset({p.old, p.new}) in PARTY_AXES for p in swaps)
+def test_party_swaps_stay_on_an_axis_that_applies_to_the_case(sheets, edges):
+    axes = load_tables().party_axes
+    swaps = [(sheet, p) for sheet, p in _all(sheets, edges) if p.fact_type == "party"]
+    assert swaps
+    for sheet, p in swaps:
+        axis = next(a for a in axes if a.types == frozenset({p.old, p.new}))
+        assert axis.categories & case_categories(sheet), p
     with pytest.raises(PerturbationError, match="axis"):
         check(Perturbation("party", "parties.petitioner", "State", "Minor", "x", "x"), edges)
+
+
+def test_evidence_toggles_only_what_the_case_is_proved_by(sheets, edges):
+    for sheet, p in _all(sheets, edges):
+        if p.fact_type == "evidence":
+            assert "FIR" not in (p.old, p.new) and "Circumstantial" not in (p.old, p.new), p
+            assert p.scope and p.basis, p
+
+
+def test_a_murdered_childs_age_never_crosses_the_age_of_criminal_responsibility():
+    sheet = extract_rules("The appellant was convicted under Section 302 IPC for the murder of "
+                          "Pankaj, a child aged 4 years, whose body was found near the river.",
+                          "X", "query")
+    (age,) = sheet.numerical_facts.ages
+    assert age.role == "victim" and "criminal" in sheet.categories
+    described = [p.description for p in candidates(sheet) if ".ages." in p.path]
+    assert described and not any("criminal responsibility" in d for d in described)
+
+
+def test_a_boundary_without_a_scope_is_an_error_naming_its_line(tmp_path):
+    path = tmp_path / "thresholds.yaml"
+    path.write_text("ages:\n  - value: 18\n    meaning: majority\n    source: x\n"
+                    "    scope: {categories: [criminal], roles: [accused]}\n"
+                    "  - value: 21\n    meaning: bridegroom\n    source: y\n")
+    with pytest.raises(ThresholdError, match=r"thresholds.yaml:6: .*no scope"):
+        load_thresholds(path)
+
+
+def test_a_swap_to_a_repealed_provision_or_without_a_source_is_an_error(tmp_path):
+    path = tmp_path / "swaps.yaml"
+    path.write_text("repealed:\n  - section: IPC-303\n    why: struck down\n    source: x\n"
+                    "swaps:\n  - between: [IPC-302, IPC-303]\n    reason: r\n    source: s\n")
+    with pytest.raises(LegalTableError, match=r"swaps.yaml:6: IPC-303 is repealed"):
+        load_swaps(path)
+    path.write_text("swaps:\n  - between: [IPC-302, IPC-304]\n    reason: r\n")
+    with pytest.raises(LegalTableError, match=r"swaps.yaml:2: .*without source"):
+        load_swaps(path)
 
 
 def test_a_threshold_not_crossed_is_refused(edges):
@@ -101,3 +158,17 @@ def test_apply_changes_one_value_only(sheets, edges):
 def test_descriptions_say_what_changed(sheets, edges):
     for _, p in _all(sheets, edges):
         assert re.search(r"changed|doubled|halved|removed|added", p.description)
+
+
+def test_renumbering_into_the_2023_codes_is_a_placebo_not_a_perturbation(edges):
+    from countercase.perturb.placebo import placebos
+
+    text = "The appellant was convicted under Section 302 IPC for the murder of his wife."
+    sheet = extract_rules(text, "X", "query")
+    assert all(p.new.split("-")[0] not in ("BNS", "BNSS")
+               for p in candidates(sheet, edges, text=text) if p.fact_type == "section")
+    (renamed,) = [p for p in placebos(sheet, text, "span", edges) if p.kind == "renumbering"]
+    successor = edges[(edges["kind"] == "correspondence") & (edges["source"] == "IPC-302")]
+    new = successor["target"].iloc[0]
+    assert [s.section_id for s in renamed.sheet.sections_cited] == [new]
+    assert f"Section {new.split('-')[1]} {new.split('-')[0]}" in renamed.text

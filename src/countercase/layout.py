@@ -27,6 +27,13 @@ DISPOSITIVE_GOLD = GOLD / "dispositive_facts.jsonl"
 PERTURBATION_LABELS = GOLD / "perturbation_labels.jsonl"  # hand labels of the LLM check's sample
 LEGAL_AUDIT = GOLD / "legal_audit"  # issue 41: samples of root perturbations and their labels
 NUMBER_ROLES_SAMPLE = GOLD / "number_roles_sample.jsonl"  # numbers whose roles are labelled
+# the labelled samples of number roles: (sample, labels, how it measures the rules)
+NUMBER_ROLE_GOLD = (
+    (NUMBER_ROLES_SAMPLE, GOLD / "number_roles_labels.jsonl",
+     "exploratory: the cues were revised after reading it"),
+    (GOLD / "number_roles_sample_2.jsonl", GOLD / "number_roles_labels_2.jsonl",
+     "confirmatory: labelled after the cues were frozen"),
+)
 
 TASKS = ("precedents", "statutes")  # the two searches: each has its indexes, named after it
 

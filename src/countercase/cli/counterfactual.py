@@ -51,6 +51,7 @@ def factsheets(
                                  params.factsheets.ner_judgments, params.seed, params.ner.threads)
         report["entities"] = tagged["entities"]
         report["timing"].update(tagged["timing"])
+    report["number_roles"] = _role_agreement(out / "judgments.jsonl")
     if params.factsheets.llm:
         report["llm"] = _llm_sheets(out, params, topics, documents, recording,
                                     "live" if live else params.llm.mode)
@@ -58,6 +59,21 @@ def factsheets(
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:
         write_json(timing, report["timing"])
+
+
+def _role_agreement(sheets: Path) -> list[dict]:
+    """The sheets' number roles against each labelled sample of data/gold/number_roles.md."""
+    from countercase.factsheet.roles import agreement, read_labels
+    from countercase.factsheet.store import read_sheets
+
+    found = []
+    for sample_path, labels_path, how in layout.NUMBER_ROLE_GOLD:
+        if not (sample_path.exists() and labels_path.exists()):
+            continue
+        sample = [json.loads(line) for line in sample_path.open(encoding="utf-8")]
+        found.append({"sample": sample_path.name, "use": how,
+                      **agreement(read_sheets(sheets), sample, read_labels(labels_path))})
+    return found
 
 
 def _read_json(path: Path):

@@ -131,3 +131,44 @@ def sample_numbers(sheets: Iterable[Any], texts: dict[str, str], per_kind: int, 
         rng.shuffle(items)
         drawn += items[:per_kind]
     return drawn
+
+
+def read_labels(path) -> dict[str, str]:
+    """item id -> role of a label file (data/gold/number_roles.md: a header line, then labels)."""
+    import json
+
+    labels = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise ValueError(f"{path}:{number}: not JSON") from None
+            if "item" in row:
+                labels[row["item"]] = row["role"]
+    return labels
+
+
+def agreement(sheets: Iterable[Any], sample: list[dict[str, Any]],
+              labels: dict[str, str]) -> dict[str, Any]:
+    """The sheets' roles against a labelled sample, per kind: accuracy, its count, and the
+    confusion table ``{gold: {read: n}}``. A labelled number the sheets no longer hold (by its
+    case, kind and start) is read as ``missing``."""
+    read = {}
+    for sheet in sheets:
+        for kind in NUMBER_ROLES:
+            for number in getattr(sheet.numerical_facts, kind):
+                if number.span is not None:
+                    read[item_id(sheet.case_id, kind, number.span.start)] = number.role
+    found: dict[str, Any] = {}
+    for kind in NUMBER_ROLES:
+        rows = [(labels[s["item"]], read.get(s["item"], "missing")) for s in sample
+                if s["kind"] == kind and s["item"] in labels]
+        table: dict[str, dict[str, int]] = {}
+        for gold, got in rows:
+            table.setdefault(gold, {}).setdefault(got, 0)
+            table[gold][got] += 1
+        right = sum(gold == got for gold, got in rows)
+        found[kind] = {"n": len(rows), "accuracy": round(right / len(rows), 4) if rows else None,
+                       "confusion": {g: dict(sorted(t.items())) for g, t in sorted(table.items())}}
+    return found

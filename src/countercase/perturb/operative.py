@@ -19,7 +19,7 @@ FACT_TYPES = ("numerical", "section", "party", "evidence")
 def root_edges(case: QueryCase, edges: pd.DataFrame, per_type: int) -> list[Perturbation]:
     """The root's rule perturbations, up to ``per_type`` of each fact type, in tree order."""
     found = []
-    for p in candidates(case.sheet, edges):
+    for p in candidates(case.sheet, edges, text=case.text):
         check(p, edges)
         found.append((p, plausibility(p)))
     kept, count = [], defaultdict(int)

@@ -6,7 +6,10 @@ validity experiment (:mod:`countercase.perturb.validity`).
 - ``number_within``: an age, amount or duration moved without crossing any legal boundary of
   :mod:`countercase.thresholds` (an age by one year, an amount or a duration by a tenth);
 - ``role_synonym``: a role word replaced by a synonym ("the deceased" -> "the victim",
-  "appellant" -> "petitioner", both the same side).
+  "appellant" -> "petitioner", both the same side);
+- ``renumbering``: a cited section of the old codes renamed as its counterpart in the 2023
+  codes (IPC 302 -> BNS 103: the adjacency map's correspondence edges): the same law, a null
+  change (issue 41: never a section perturbation).
 
 Each is an edit of the text (its first mention under the ``field`` granularity, every mention
 under ``span``), and ``number_within`` also of the sheet, so that the node's sheet states what
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+import pandas as pd
 
 from countercase.factsheet.rules import find_ages, find_amounts, find_durations
 from countercase.factsheet.schema import FactSheet
@@ -30,7 +35,7 @@ _DATE = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)?\s+(?P<m1>" + "|".join(MONTHS) 
 SYNONYMS = {"deceased": "victim", "appellant": "petitioner", "appellants": "petitioners",
             "complainant": "informant", "accused": "accused person"}
 _ROLE = re.compile(r"\b(" + "|".join(SYNONYMS) + r")\b", re.I)
-KINDS = ("date_month", "number_within", "role_synonym")
+KINDS = ("date_month", "number_within", "role_synonym", "renumbering")
 
 
 @dataclass(frozen=True)
@@ -127,8 +132,61 @@ def role_placebo(sheet: FactSheet, text: str, every: bool) -> Placebo | None:
                    apply_edits(text, edits), sheet)
 
 
-def placebos(sheet: FactSheet, text: str, granularity: str) -> list[Placebo]:
+# how a judgment names the old codes, just after a section's number
+_ACT_WORDS = {"IPC": r"I\.\s?P\.\s?C\.?|IPC|Indian Penal Code|Penal Code",
+              "CrPC": r"Cr\.?\s?P\.?\s?C\.?|Code of Criminal Procedure"}
+
+
+def _renamed(text: str, start: int, end: int, old: str, new: str) -> list[tuple[int, int, str]]:
+    """Edits renaming the section ``old`` whose number is in ``text[start:end]`` as ``new``: the
+    number, and the old code's name where it follows ("302 IPC" -> "103 BNS")."""
+    old_act, _, old_number = old.rpartition("-")
+    new_act, _, new_number = new.rpartition("-")
+    words = text[start:end]
+    if old_number not in words:
+        return []
+    edits = [(start, end, words.replace(old_number, new_number, 1))]
+    act = re.compile(rf"[\s,]*(?:of the\s+)?({_ACT_WORDS.get(old_act, re.escape(old_act))})")
+    found = act.match(text, end)
+    if found:
+        edits.append((found.start(1), found.end(1), new_act))
+    return edits
+
+
+def renumbering_placebo(sheet: FactSheet, text: str, granularity: str,
+                        edges: pd.DataFrame | None) -> Placebo | None:
+    """The first cited section with a successor in the 2023 codes renamed as it, in the sheet and
+    in the text (its first mention, or every mention of the same words under ``span``)."""
+    if edges is None or edges.empty:
+        return None
+    successors = edges[edges["kind"] == "correspondence"].drop_duplicates("source")
+    successor = dict(zip(successors["source"], successors["target"]))
+    for i, section in enumerate(sheet.sections_cited):
+        new = successor.get(section.section_id)
+        if new is None or section.span is None:
+            continue
+        span = section.span
+        starts = [span.start]
+        if granularity == "span":
+            starts += [m.start() for m in re.finditer(re.escape(span.text), text)
+                       if m.start() != span.start]
+        edits = [e for a in sorted(starts) for e in _renamed(text, a, a + len(span.text),
+                                                            section.section_id, new)]
+        if not edits:
+            continue
+        data = sheet.model_dump()
+        data["sections_cited"][i].update(section_id=new, extractor="perturbation")
+        return Placebo("renumbering", f"Section {section.section_id} renamed {new} (the same "
+                       "law in the 2023 code)", apply_edits(text, edits),
+                       FactSheet.model_validate(data))
+    return None
+
+
+def placebos(sheet: FactSheet, text: str, granularity: str,
+             edges: pd.DataFrame | None = None) -> list[Placebo]:
+    """The placebos of a case (``edges``: the adjacency map, for ``renumbering``)."""
     every = granularity == "span"
     found = (date_placebo(sheet, text, every), number_placebo(sheet, text, every),
-             role_placebo(sheet, text, every))
+             role_placebo(sheet, text, every),
+             renumbering_placebo(sheet, text, granularity, edges))
     return [p for p in found if p is not None]

@@ -54,8 +54,10 @@ class EdgeModel(_Model):
     old: Any = None
     new: Any = None
     description: str
-    basis: str
+    basis: str  # the legal source
     plausibility: float
+    rule: str = ""  # threshold | scaling | swap | party_axis | evidence (countercase.perturb.rules)
+    scope: str = ""  # what of the case the rule matched
     llm_verdict: Optional[dict[str, Any]] = None  # when the LLM check is on
 
 
@@ -97,12 +99,13 @@ class TreeModel(_Model):
     notes: list[str] = []  # why a tree is smaller than asked (a sheet with no facts to change)
 
 
-def plausibility(p: Perturbation, edge_weight: float | None = None) -> float:
-    if p.fact_type == "section":
-        return float(edge_weight if edge_weight is not None else 0.5)
+def plausibility(p: Perturbation) -> float:
+    """How readily a candidate is kept as a child: a change along a legal table (a boundary
+    crossed, an operative swap, a party axis, evidence the case has removed) 1; evidence the case
+    lacks added, or a period scaled with no boundary, 0.5 (ties keep the rules' order)."""
     if p.fact_type == "evidence":
         return 1.0 if p.new is None else 0.5
-    if p.path.startswith("numerical_facts.durations") and "scaling" in p.basis:
+    if p.rule == "scaling":
         return 0.5
     return 1.0
 
@@ -161,14 +164,9 @@ class PerturbationTree:
 
     def _ranked_candidates(self, sheet: FactSheet) -> list[tuple[Perturbation, float]]:
         ranked = []
-        for p in candidates(sheet, self.edges):
+        for p in candidates(sheet, self.edges, text=self.text):
             check(p, self.edges)
-            weight = None
-            if p.fact_type == "section":
-                near = self.edges[((self.edges["source"] == p.old) & (self.edges["target"] == p.new))
-                                  | ((self.edges["source"] == p.new) & (self.edges["target"] == p.old))]
-                weight = float(near["weight"].max())
-            ranked.append((p, plausibility(p, weight)))
+            ranked.append((p, plausibility(p)))
         return diverse(sorted(ranked, key=lambda item: -item[1]))  # stable: ties keep rule order
 
     def expand(self, node_id: str, branching: int = 5) -> list[TreeNode]:
@@ -198,7 +196,7 @@ class PerturbationTree:
                 verdict = {"p_plausible": found.plausible, "p_operative": found.operative}
             edge = EdgeModel(fact_type=p.fact_type, path=p.path, old=p.old, new=p.new,
                              description=p.description, basis=p.basis, plausibility=score,
-                             llm_verdict=verdict)
+                             rule=p.rule, scope=p.scope, llm_verdict=verdict)
             self._add(changed, node, edge)
             added += 1
         node.expanded = True

@@ -127,7 +127,7 @@ def case_rows(case: QueryCase, search: CaseSearch, edges: pd.DataFrame, per_type
                       {g: text_query(sheet, case.sheet, case.text, g) for g in GRANULARITIES}))
     by_kind: dict[str, dict[str, Any]] = defaultdict(dict)
     for g in GRANULARITIES:
-        for placebo in placebos(case.sheet, case.text, g):
+        for placebo in placebos(case.sheet, case.text, g, edges):
             by_kind[placebo.kind][g] = placebo
     for kind, found in by_kind.items():
         if set(found) == set(GRANULARITIES):
