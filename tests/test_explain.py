@@ -248,3 +248,13 @@ def test_a_term_glued_to_a_digit_is_not_claimed_as_a_word():
     assert [c.value for c in found.claims if c.source == "c"] == ["paid"]
     assert verify(found, _sources({}, {"c": "paid respectively",
                                        "query": "Rs 1respectively paid"})) == []
+
+
+def test_every_edge_shows_its_rule_scope_and_legal_source(corpus, tree):
+    from countercase.explain.markdown import tree_markdown
+
+    edges = [n.edge for n in tree.nodes if n.edge is not None]
+    assert edges and all(e.rule and e.scope and e.basis for e in edges)
+    text = tree_markdown(tree)
+    for e in edges:
+        assert f"Rule: {e.rule}; scope: {e.scope}; source: {e.basis}." in text

@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pytest
+from html import escape
 
 from countercase import layout
 from countercase.case import CaseError, Workspace
@@ -128,6 +129,8 @@ def test_a_tree_is_drawn_opened_and_diffed(grown):
             assert parent[row["rank_parent"] - 1] == row["doc_id"]
     html = render.side_by_side(diff)
     assert html.count("<table>") == 2
+    assert diff["rule"] and diff["scope"] and diff["source"]
+    assert f"rule: {escape(diff['rule'])}; scope: {escape(diff['scope'])}" in html
     assert html.count('class="cc-dropped"') == 2 * sum(r["status"] == "dropped" for r in diff["rows"])
     with pytest.raises(CaseError, match="no node 'n9'"):
         grown.select("n9")

@@ -30,6 +30,9 @@ def _sentences(found: list[dict[str, Any]]) -> str:
 def _node(node: TreeNode) -> list[str]:
     title = "root" if node.edge is None else node.edge.description
     lines = [f"## {node.node_id} (depth {node.depth}): {title}", ""]
+    if node.edge is not None and node.edge.rule:
+        lines += [f"Rule: {node.edge.rule}; scope: {node.edge.scope or '-'}; "
+                  f"source: {node.edge.basis}.", ""]
     if node.counterfactual_summary:
         lines += [_sentences(node.counterfactual_summary), ""]
     if node.diff_vs_parent is not None:

@@ -54,10 +54,18 @@ def side_by_side(diff: dict[str, Any]) -> str:
     head = (f'<p class="cc-diff-head">{escape(diff["node"])} against its parent '
             f'{escape(diff["parent"])}: <b>{escape(diff["change"])}</b>. {counts["dropped"]} '
             f'dropped, {counts["new"]} new, {counts["stable"]} stable; mean displacement '
-            f'{diff["mean_displacement"]:.2f}.</p>')
+            f'{diff["mean_displacement"]:.2f}.</p>' + _grounds(diff))
     return (head + '<div class="cc-diff" style="display:flex;gap:1em">'
             + column("rank_parent", f"parent {diff['parent']}")
             + column("rank_node", f"node {diff['node']}") + "</div>")
+
+
+def _grounds(diff: dict[str, Any]) -> str:
+    """The edge's rule, the scope it matched and its legal source (a manual edit has none)."""
+    if not diff.get("rule"):
+        return ""
+    return (f'<p class="cc-grounds">rule: {escape(diff["rule"])}; scope: '
+            f'{escape(diff.get("scope") or "-")}; source: {escape(diff.get("source") or "-")}</p>')
 
 
 def _diff_row(row: dict[str, Any], key: str) -> str:

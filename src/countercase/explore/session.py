@@ -308,7 +308,10 @@ class Explorer:
                          "displacement": diff.displacement.get(doc) if diff else None})
         return {"parent": parent.node_id, "node": node.node_id, "rows": rows,
                 "mean_displacement": diff.mean_displacement if diff else None,
-                "change": node.edge.description if node.edge else ""}
+                "change": node.edge.description if node.edge else "",
+                "rule": node.edge.rule if node.edge else "",
+                "scope": node.edge.scope if node.edge else "",
+                "source": node.edge.basis if node.edge else ""}
 
     def results(self, node_id: str | None = None) -> list[dict[str, Any]]:
         """The node's precedents, each with its best chunk, where it lies and its explanation."""
