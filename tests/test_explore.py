@@ -4,10 +4,10 @@ action a page offers, its messages for bad input, and that a failing action chan
 from __future__ import annotations
 
 import json
+from html import escape
 
 import pandas as pd
 import pytest
-from html import escape
 
 from countercase import layout
 from countercase.case import CaseError, Workspace
