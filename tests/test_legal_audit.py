@@ -42,3 +42,32 @@ def test_the_summary_counts_the_cases_each_type_reaches():
     found = summary(_pool("before"), 30)
     assert found["per_type"]["numerical"] == {"edges": 90, "case_share": 1.0}
     assert found["per_type"]["party"]["case_share"] == round(1 / 30, 4)
+
+
+def test_the_results_count_unclear_in_the_denominator_and_the_defects(tmp_path):
+    import json
+
+    import pytest
+
+    from countercase.perturb.audit import audit_results, cohen_kappa, read_audit_labels
+    from countercase.perturb.cases import CaseFileError
+
+    before = draw(_pool("before"), 2, 1)
+    labels = tmp_path / "labels_A.jsonl"
+    rows = [{"labeller": "A", "who": "model: test"}]
+    for i, item in enumerate(before):
+        label = ("meaningful", "not", "unclear")[i % 3]
+        rows.append({"item": item["item"], "labeller": "A", "label": label,
+                     "defect": "other" if label == "not" else None})
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    who, first = read_audit_labels(labels)
+    found = audit_results({"before": before}, first, first)
+    assert who == "model: test" and found["before"]["n"] == len(before) == 7
+    assert found["before"]["meaningful_share"] == round(3 / 7, 4)
+    assert found["before"]["unclear_share"] == round(2 / 7, 4)
+    assert found["before"]["defects"] == {"other": 2}
+    assert found["agreement"] == {"n": 7, "cohen_kappa": 1.0}
+    assert cohen_kappa(["meaningful", "not"], ["not", "meaningful"]) < 0
+    labels.write_text(json.dumps({"item": "x", "label": "maybe"}) + "\n")
+    with pytest.raises(CaseFileError, match=r"labels_A.jsonl:1: label 'maybe'"):
+        read_audit_labels(labels)

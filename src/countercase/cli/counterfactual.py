@@ -61,6 +61,24 @@ def factsheets(
         write_json(timing, report["timing"])
 
 
+def _legal_audit(folder: Path) -> dict | None:
+    """The legal audit's results (data/gold/legal_audit.md) once both samples are labelled."""
+    from countercase.perturb.audit import ENGINES, audit_results, read_audit_labels
+
+    paths = [folder / f"sample_{e}.jsonl" for e in ENGINES]
+    first, second = folder / "labels_A.jsonl", folder / "labels_B.jsonl"
+    if not all(p.exists() for p in paths + [first]):
+        return None
+    samples = {e: [json.loads(line) for line in p.open(encoding="utf-8")]
+               for e, p in zip(ENGINES, paths)}
+    who, labels = read_audit_labels(first)
+    found = audit_results(samples, labels, read_audit_labels(second)[1]
+                          if second.exists() else None)
+    pools = {e: _read_json(folder / f"pool_{e}.json") for e in ENGINES
+             if (folder / f"pool_{e}.json").exists()}
+    return {**found, "labelled_by": who, "root_edges": pools}
+
+
 def _role_agreement(sheets: Path) -> list[dict]:
     """The sheets' number roles against each labelled sample of data/gold/number_roles.md."""
     from countercase.factsheet.roles import agreement, read_labels
@@ -287,6 +305,9 @@ def perturb(
             sets.validity, trees, edge_table, params.perturb, out / layout.CORPUS_TREES.name)
         rows = validity_set.result() + gold_rows
     report["summary"]["validity"] = validity_summary(rows, params, sets, weight, out)
+    audit = _legal_audit(layout.LEGAL_AUDIT)
+    if audit is not None:
+        report["summary"]["legal_audit"] = audit
     if metrics:
         write_json(metrics, report["summary"])
     if timing:
@@ -550,3 +571,30 @@ def roles_sample(
                            params.seed if seed is None else seed, exclude=taken)
     write_jsonl(out, drawn)
     log.info("%d numbers -> %s", len(drawn), out)
+
+
+@app.command("audit-blind")
+def audit_blind(
+    out: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
+    second: int = typer.Option(80, min=1, help="Items the second labeller labels too."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The legal audit's file to label: both engines' samples in one seeded shuffle, without the
+    engine (to_label.jsonl), and the second labeller's seeded subsample (to_label_second.jsonl)."""
+    import random
+
+    from countercase.perturb.audit import ENGINES, blind, write_jsonl
+
+    samples = []
+    for engine in ENGINES:
+        path = out / f"sample_{engine}.jsonl"
+        require(path, f"the {engine} sample (countercase audit-sample --engine {engine})")
+        samples.append([json.loads(line) for line in path.open(encoding="utf-8")])
+    seed = load_params(params_path).seed
+    merged = blind(samples, seed)
+    write_jsonl(out / "to_label.jsonl", merged)
+    subsample = sorted(random.Random(seed + 1).sample(range(len(merged)),
+                                                      min(second, len(merged))))
+    write_jsonl(out / "to_label_second.jsonl", [merged[i] for i in subsample])
+    log.info("%d items to label (%d for the second labeller) -> %s", len(merged),
+             len(subsample), out)

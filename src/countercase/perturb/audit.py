@@ -93,3 +93,77 @@ def blind(samples: list[list[dict[str, Any]]], seed: int) -> list[dict[str, Any]
     merged.sort(key=lambda row: row["item"])  # the shuffle does not depend on the input order
     random.Random(seed).shuffle(merged)
     return merged
+
+
+LABELS = ("meaningful", "not", "unclear")
+DEFECTS = ("renumbering", "repealed", "unrelated_section", "cross_kind_section",
+           "wrong_domain_threshold", "wrong_person_threshold", "misread_number",
+           "generic_evidence_toggle", "inapplicable_party", "other")
+
+
+def read_audit_labels(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """(who labelled, item -> label row) of a label file (``data/gold/legal_audit.md``): its
+    first line names the labeller; a bad line is an error naming the file and line."""
+    from countercase.perturb.cases import CaseFileError
+
+    who, rows = "", {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise CaseFileError(f"{path}:{number}: not JSON") from None
+            if "item" not in row:
+                who = row.get("who", "")
+                continue
+            if row.get("label") not in LABELS:
+                raise CaseFileError(f"{path}:{number}: label {row.get('label')!r} is not one of "
+                                    f"{', '.join(LABELS)}")
+            if row["label"] == "not" and row.get("defect") not in DEFECTS:
+                raise CaseFileError(f"{path}:{number}: defect {row.get('defect')!r} is not one "
+                                    f"of {', '.join(DEFECTS)}")
+            rows[row["item"]] = row
+    return who, rows
+
+
+def _shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    return {"n": n,
+            "meaningful_share": round(sum(r["label"] == "meaningful" for r in rows) / n, 4)
+            if n else None,
+            "unclear_share": round(sum(r["label"] == "unclear" for r in rows) / n, 4)
+            if n else None}
+
+
+def cohen_kappa(a: list[str], b: list[str]) -> float | None:
+    n = len(a)
+    if n == 0:
+        return None
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    expected = sum((a.count(c) / n) * (b.count(c) / n) for c in LABELS)
+    return round((observed - expected) / (1 - expected), 4) if expected < 1 else None
+
+
+def audit_results(samples: dict[str, list[dict[str, Any]]], first: dict[str, dict[str, Any]],
+                  second: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``legal_audit`` of metrics/counterfactual.json: per engine the shares over its sample
+    (``unclear`` in the denominator) and per fact type, the defects by category, and Cohen's
+    kappa of the second labeller against the first on the items both labelled."""
+    found: dict[str, Any] = {}
+    for engine, sample in samples.items():
+        rows = [{**first[s["item"]], "fact_type": s["fact_type"]} for s in sample
+                if s["item"] in first]
+        defects: dict[str, int] = defaultdict(int)
+        for r in rows:
+            if r["label"] == "not":
+                defects[r["defect"]] += 1
+        found[engine] = {**_shares(rows), "n_sample": len(sample),
+                         "per_type": {t: {k: v for k, v in _shares(
+                             [r for r in rows if r["fact_type"] == t]).items()
+                             if k != "unclear_share"} for t in FACT_TYPES},
+                         "defects": dict(sorted(defects.items()))}
+    if second:
+        both = sorted(set(first) & set(second))
+        found["agreement"] = {"n": len(both), "cohen_kappa": cohen_kappa(
+            [first[i]["label"] for i in both], [second[i]["label"] for i in both])}
+    return found
