@@ -598,3 +598,20 @@ def audit_blind(
     write_jsonl(out / "to_label_second.jsonl", [merged[i] for i in subsample])
     log.info("%d items to label (%d for the second labeller) -> %s", len(merged),
              len(subsample), out)
+
+
+@app.command("audit-results")
+def audit_results_command(
+    folder: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
+    out: Optional[Path] = typer.Option(None, help="Write the results here (JSON)."),
+) -> None:
+    """The legal audit's results from its samples and label files (the perturb stage writes the
+    same into metrics/counterfactual.json legal_audit)."""
+    found = _legal_audit(folder)
+    if found is None:
+        raise UserError(f"{folder}: the samples and labels_A.jsonl are needed (audit-sample, "
+                        "audit-blind, then the labels)")
+    if out:
+        write_json(out, found)
+    print(json.dumps({e: {k: found[e][k] for k in ("n", "meaningful_share", "unclear_share")}
+                      for e in ("before", "after")}))
