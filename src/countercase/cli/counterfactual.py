@@ -65,15 +65,18 @@ def _legal_audit(folder: Path) -> dict | None:
     """The legal audit's results (data/gold/legal_audit.md) once both samples are labelled."""
     from countercase.perturb.audit import ENGINES, audit_results, read_audit_labels
 
-    paths = [folder / f"sample_{e}.jsonl" for e in ENGINES]
+    paths = {e: folder / f"sample_{e}.jsonl" for e in ENGINES}
     first, second = folder / "labels_A.jsonl", folder / "labels_B.jsonl"
-    if not all(p.exists() for p in paths + [first]):
+    if not (paths["before"].exists() and paths["after"].exists() and first.exists()):
         return None
     samples = {e: [json.loads(line) for line in p.open(encoding="utf-8")]
-               for e, p in zip(ENGINES, paths)}
+               for e, p in paths.items() if p.exists()}
     who, labels = read_audit_labels(first)
-    found = audit_results(samples, labels, read_audit_labels(second)[1]
-                          if second.exists() else None)
+    seconds = read_audit_labels(second)[1] if second.exists() else {}
+    for extra in ("labels_A_after2.jsonl", "labels_B_after2.jsonl"):
+        if (folder / extra).exists():
+            (labels if "_A_" in extra else seconds).update(read_audit_labels(folder / extra)[1])
+    found = audit_results(samples, labels, seconds or None)
     pools = {e: _read_json(folder / f"pool_{e}.json") for e in ENGINES
              if (folder / f"pool_{e}.json").exists()}
     return {**found, "labelled_by": who, "root_edges": pools}
@@ -512,6 +515,8 @@ def audit_sample(
     groups: Path = typer.Option(layout.RERANKER_GROUPS,
                                 help="Resolved citations (stage train_reranker)."),
     gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
+    exclude_labelled: bool = typer.Option(False, help="Leave out edges (case, change) that an "
+                                          "earlier engine's sample holds."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The legal audit's sample of one engine: root perturbations of the validity cases, up to
@@ -532,7 +537,13 @@ def audit_sample(
     params = load_params(params_path)
     cases = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold)).validity
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
-    sample = draw(pool, per_type, params.seed)
+    candidates = pool
+    if exclude_labelled:
+        seen = {(row["case_id"], row["description"]) for e in ENGINES if e != engine
+                if (out / f"sample_{e}.jsonl").exists()
+                for row in map(json.loads, (out / f"sample_{e}.jsonl").open(encoding="utf-8"))}
+        candidates = [r for r in pool if (r["case_id"], r["description"]) not in seen]
+    sample = draw(candidates, per_type, params.seed)
     write_jsonl(out / f"sample_{engine}.jsonl", sample)
     write_json(out / f"pool_{engine}.json", {**summary(pool, len(cases)), "seed": params.seed,
                                              "per_type_drawn": per_type,
@@ -577,25 +588,29 @@ def roles_sample(
 def audit_blind(
     out: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
     second: int = typer.Option(80, min=1, help="Items the second labeller labels too."),
+    engines: str = typer.Option("before,after", help="The engines whose samples are merged."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """The legal audit's file to label: both engines' samples in one seeded shuffle, without the
-    engine (to_label.jsonl), and the second labeller's seeded subsample (to_label_second.jsonl)."""
+    """The legal audit's file to label: the engines' samples in one seeded shuffle, without the
+    engine (to_label.jsonl), and the second labeller's seeded subsample (to_label_second.jsonl);
+    other engines than before,after write to_label_<engines>.jsonl and its _second."""
     import random
 
-    from countercase.perturb.audit import ENGINES, blind, write_jsonl
+    from countercase.perturb.audit import blind, write_jsonl
 
+    chosen = [e.strip() for e in engines.split(",") if e.strip()]
+    suffix = "" if chosen == ["before", "after"] else "_" + "_".join(chosen)
     samples = []
-    for engine in ENGINES:
+    for engine in chosen:
         path = out / f"sample_{engine}.jsonl"
         require(path, f"the {engine} sample (countercase audit-sample --engine {engine})")
         samples.append([json.loads(line) for line in path.open(encoding="utf-8")])
     seed = load_params(params_path).seed
     merged = blind(samples, seed)
-    write_jsonl(out / "to_label.jsonl", merged)
+    write_jsonl(out / f"to_label{suffix}.jsonl", merged)
     subsample = sorted(random.Random(seed + 1).sample(range(len(merged)),
                                                       min(second, len(merged))))
-    write_jsonl(out / "to_label_second.jsonl", [merged[i] for i in subsample])
+    write_jsonl(out / f"to_label{suffix}_second.jsonl", [merged[i] for i in subsample])
     log.info("%d items to label (%d for the second labeller) -> %s", len(merged),
              len(subsample), out)
 

@@ -34,6 +34,11 @@ class Swap:
     target: str
     reason: str
     source: str  # the legal source of the swap
+    words: re.Pattern | None = None  # the case's text must state what the target needs
+
+
+def _words(item: dict) -> re.Pattern | None:
+    return re.compile(rf"\b(?:{item['words']})\b", re.I) if item.get("words") else None
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class PartyAxis:
     reason: str
     source: str
     words: re.Pattern | None = None  # the case's text must name the relation (a tenancy)
+    sections: frozenset[str] = frozenset()  # one of them must be cited (where the axis decides)
 
 
 @dataclass(frozen=True)
@@ -62,9 +68,14 @@ class LegalTables:
     party_axes: tuple[PartyAxis, ...]
     offence_groups: dict[str, str]  # section -> offence group
     evidence: dict[str, EvidenceRule]  # evidence type -> where it applies
+    offence_words: dict[str, re.Pattern]  # offence group -> words stating it
 
-    def offences(self, section_ids: Iterable[str]) -> frozenset[str]:
-        return frozenset(self.offence_groups[s] for s in section_ids if s in self.offence_groups)
+    def offences(self, section_ids: Iterable[str], text: str = "") -> frozenset[str]:
+        """The offence groups of a case: by the sections it cites, else by its text's words."""
+        found = frozenset(self.offence_groups[s] for s in section_ids if s in self.offence_groups)
+        if found:
+            return found
+        return frozenset(g for g, words in self.offence_words.items() if words.search(text))
 
     def evidence_applies(self, kind: str, offences: frozenset[str],
                          categories: frozenset[str]) -> EvidenceRule | None:
@@ -128,13 +139,17 @@ def load_swaps(path: Path) -> tuple[dict[str, tuple[Swap, ...]], dict[str, str]]
             if s in repealed:
                 raise LegalTableError(f"{path}:{line}: {s} is repealed ({repealed[s]}) and "
                                       "is never a target")
+        # "words" names what the case must state for a swap into the pair's second section
+        # (a dowry death needs a marriage); the first is reached without
+        needs = _words(item)
         for old, new in ((a, b), (b, a)):
-            swaps.setdefault(old, []).append(Swap(old, new, item["reason"], item["source"]))
+            swaps.setdefault(old, []).append(Swap(old, new, item["reason"], item["source"],
+                                                  needs if new == b else None))
     return {k: tuple(v) for k, v in swaps.items()}, repealed
 
 
 def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str],
-                                            dict[str, EvidenceRule]]:
+                                            dict[str, EvidenceRule], dict[str, re.Pattern]]:
     text = path.read_text(encoding="utf-8")
     axes = []
     for item, line in _items(path, text, "party_axes"):
@@ -146,8 +161,9 @@ def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str
         axes.append(PartyAxis(types, item["name"],
                               _known(path, line, item["categories"], CASE_CATEGORIES,
                                      "case category"), item["reason"], item["source"],
-                              re.compile(rf"\b(?:{item['words']})\b", re.I)
-                              if item.get("words") else None))
+                              _words(item),
+                              frozenset(_section(path, line, x)
+                                        for x in item.get("sections") or ())))
     data = yaml.safe_load(text) or {}
     groups: dict[str, str] = {}
     for group, sections in (data.get("offences") or {}).items():
@@ -167,11 +183,15 @@ def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str
             raise LegalTableError(f"{path}:{line}: evidence rule {kind} applies nowhere "
                                   "(give offences or categories)")
         evidence[kind] = EvidenceRule(kind, offences, categories, item["reason"], item["source"])
-    return tuple(axes), groups, evidence
+    words = data.get("offence_words") or {}
+    unknown = sorted(set(words) - set(groups.values()))
+    if unknown:
+        raise LegalTableError(f"{path}: offence_words names unknown offence group(s) {unknown}")
+    return tuple(axes), groups, evidence, {g: _words({"words": w}) for g, w in words.items()}
 
 
 @lru_cache(maxsize=4)
 def load_tables(swaps: Path = SWAPS_PATH, applicability: Path = APPLICABILITY_PATH) -> LegalTables:
     swap_table, repealed = load_swaps(Path(swaps))
-    axes, groups, evidence = load_applicability(Path(applicability))
-    return LegalTables(swap_table, repealed, axes, groups, evidence)
+    axes, groups, evidence, words = load_applicability(Path(applicability))
+    return LegalTables(swap_table, repealed, axes, groups, evidence, words)

@@ -6,17 +6,17 @@ reads the case's legal domains (:func:`case_categories`) and the legal tables
 
 - numerical: an age, amount or duration moved just across the nearest boundaries whose scope
   matches the case's categories and the number's role (below: to the boundary minus one unit;
-  above: to the boundary); a sentence or a delay, whose length the law weighs without a
-  boundary, also doubled and halved. A number of unknown role crosses only boundaries scoped to
-  any role;
+  above: to the boundary). A number of unknown role crosses only boundaries scoped to any role.
+  Nothing is scaled: the legal audit read doubled and halved periods as no counterfactual;
 - section: a cited section replaced by an operative alternative of ``section_swaps.yaml``, never
   by a repealed, omitted or struck-down provision; renumbering into the 2023 codes is the same
   law, no perturbation (the validity experiment's placebo);
 - party: a party's type swapped along an axis of ``applicability.yaml`` that applies in the
   case's categories (tenant and licensee only where the text names a tenancy; a minor accused
   only on the side the State prosecutes);
-- evidence: a present item removed, or an absent one added, of the types the case's offences are
-  proved by (``applicability.yaml``).
+- evidence: a present item removed, of a type the case's offences are proved by
+  (``applicability.yaml``); nothing is added (the audit read additions as restating what such a
+  trial has, or as evidence of no use to it).
 
 Every perturbation names its rule, the scope it matched and its legal source. :func:`check`
 re-verifies one against the rules; :func:`apply` returns the changed sheet, the changed value
@@ -36,8 +36,6 @@ from countercase.factsheet.schema import EvidenceItem, FactSheet
 from countercase.perturb.legal import LegalTables, load_tables
 from countercase.thresholds import DAYS, Threshold, applies, crosses, load_thresholds
 
-# durations whose length the law weighs with no boundary: doubled and halved
-SCALED_ROLES = ("sentence", "delay")
 PROSECUTORS = ("State", "UnionOfIndia")
 
 
@@ -53,7 +51,7 @@ class Perturbation:
     new: Any
     description: str  # "The accused's age changed from 17 to 18 (across 18: ...)"
     basis: str  # the legal source
-    rule: str = ""  # threshold | scaling | swap | party_axis | evidence
+    rule: str = ""  # threshold | swap | party_axis | evidence
     scope: str = ""  # what of the case the rule matched
 
 
@@ -121,13 +119,6 @@ def duration_perturbations(sheet: FactSheet, thresholds,
     for i, d in enumerate(sheet.numerical_facts.durations):
         path = f"numerical_facts.durations.{i}"
         whose = _whose(d.role, "durations")
-        if d.role in SCALED_ROLES:
-            for factor, word in ((2.0, "doubled"), (0.5, "halved")):
-                out.append(Perturbation(
-                    "numerical", path, (d.value, d.unit), (d.value * factor, d.unit),
-                    f"{whose} {word} from {d.value:g} to {d.value * factor:g} {d.unit}",
-                    "the plan's scaling rule (section 7): no statutory boundary", "scaling",
-                    f"a {d.role}, whose length the court weighs"))
         days = d.value * DAYS[d.unit]
         for new, t in _crossings(days, _in_scope(thresholds, "durations", cats, d.role), 1):
             out.append(Perturbation(
@@ -138,13 +129,14 @@ def duration_perturbations(sheet: FactSheet, thresholds,
     return out
 
 
-def section_perturbations(sheet: FactSheet, tables: LegalTables,
+def section_perturbations(sheet: FactSheet, tables: LegalTables, text: str = "",
                           per_section: int = 5) -> list[Perturbation]:
     out = []
     cited = {s.section_id for s in sheet.sections_cited}
     for i, section in enumerate(sheet.sections_cited):
         swaps = [s for s in tables.swaps.get(section.section_id, ())
-                 if s.target not in cited and s.target not in tables.repealed]
+                 if s.target not in cited and s.target not in tables.repealed
+                 and (s.words is None or s.words.search(text))]
         for swap in swaps[:per_section]:
             out.append(Perturbation(
                 "section", f"sections_cited.{i}", section.section_id, swap.target,
@@ -158,6 +150,7 @@ def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[s
     out = []
     sides = {"petitioner": sheet.parties.petitioner.type,
              "respondent": sheet.parties.respondent.type}
+    cited = {s.section_id for s in sheet.sections_cited}
     for side, old in sides.items():
         other = sides["respondent" if side == "petitioner" else "petitioner"]
         for axis in tables.party_axes:
@@ -166,6 +159,8 @@ def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[s
                 continue
             if axis.words is not None and not axis.words.search(text):
                 continue  # the case names no such relation (no tenancy, no licence)
+            if axis.sections and not axis.sections & cited:
+                continue  # the case invokes no provision the axis decides
             if "Minor" in axis.types and matched == {"criminal"} and other not in PROSECUTORS:
                 continue  # in a criminal case the age in issue is the prosecuted party's
             (new,) = axis.types - {old}
@@ -177,9 +172,9 @@ def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[s
     return out
 
 
-def evidence_perturbations(sheet: FactSheet, tables: LegalTables,
-                           cats: frozenset[str]) -> list[Perturbation]:
-    offences = tables.offences(s.section_id for s in sheet.sections_cited)
+def evidence_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[str],
+                           text: str = "") -> list[Perturbation]:
+    offences = tables.offences((s.section_id for s in sheet.sections_cited), text)
     present = [e.evidence_type for e in sheet.evidence_items]
     out = []
     for kind in present:
@@ -188,12 +183,6 @@ def evidence_perturbations(sheet: FactSheet, tables: LegalTables,
             out.append(Perturbation("evidence", "evidence_items", kind, None, f"{kind} removed",
                                     rule.source, "evidence",
                                     _evidence_scope(rule, offences, cats, "removed")))
-    for kind in sorted(tables.evidence):
-        rule = tables.evidence_applies(kind, offences, cats)
-        if rule is not None and kind not in present:
-            out.append(Perturbation("evidence", "evidence_items", None, kind, f"{kind} added",
-                                    rule.source, "evidence",
-                                    _evidence_scope(rule, offences, cats, "added")))
     return out
 
 
@@ -224,9 +213,9 @@ def candidates(sheet: FactSheet, edges: pd.DataFrame | None = None, thresholds=N
     return (age_perturbations(sheet, thresholds, cats)
             + amount_perturbations(sheet, thresholds, cats)
             + duration_perturbations(sheet, thresholds, cats)
-            + section_perturbations(sheet, tables)
+            + section_perturbations(sheet, tables, text or "")
             + party_perturbations(sheet, tables, cats, text or "")
-            + evidence_perturbations(sheet, tables, cats))
+            + evidence_perturbations(sheet, tables, cats, text or ""))
 
 
 def check(p: Perturbation, edges: pd.DataFrame | None = None, thresholds=None,
@@ -241,9 +230,8 @@ def check(p: Perturbation, edges: pd.DataFrame | None = None, thresholds=None,
     elif p.path.startswith("numerical_facts.durations"):
         (old, old_unit), (new, new_unit) = p.old, p.new
         a, b = old * DAYS[old_unit], new * DAYS[new_unit]
-        scaled = p.rule == "scaling" and new_unit == old_unit and new in (old * 2, old / 2)
-        if not scaled and not any(crosses(a, b, t.value) for t in thresholds["durations"]):
-            raise PerturbationError(f"{p.description}: neither scaled nor across a limitation")
+        if not any(crosses(a, b, t.value) for t in thresholds["durations"]):
+            raise PerturbationError(f"{p.description}: crosses no legal boundary of durations")
     elif p.fact_type == "section":
         if p.new in tables.repealed:
             raise PerturbationError(f"{p.old} -> {p.new}: {p.new} is repealed "

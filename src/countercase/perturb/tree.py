@@ -12,9 +12,8 @@ serialises to JSON (``tree.schema.json`` beside this module) and loads back iden
 With an LLM validator (:mod:`countercase.perturb.validate`) each candidate, in that order, is
 checked before it becomes a child; rejected ones are skipped and counted.
 
-Rule plausibility (the order of the branching cap): a boundary crossing, a party swap and an
-evidence removal 1.0; a section change the weight of its edge; a scaled duration and an added
-evidence item 0.5. Ties keep the rules' order.
+Rule plausibility (the order of the branching cap): every rule's change 1.0 (:func:`plausibility`);
+ties keep the rules' order.
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ class EdgeModel(_Model):
     description: str
     basis: str  # the legal source
     plausibility: float
-    rule: str = ""  # threshold | scaling | swap | party_axis | evidence (countercase.perturb.rules)
+    rule: str = ""  # threshold | swap | party_axis | evidence (countercase.perturb.rules)
     scope: str = ""  # what of the case the rule matched
     llm_verdict: Optional[dict[str, Any]] = None  # when the LLM check is on
 
@@ -100,12 +99,10 @@ class TreeModel(_Model):
 
 
 def plausibility(p: Perturbation) -> float:
-    """How readily a candidate is kept as a child: a change along a legal table (a boundary
-    crossed, an operative swap, a party axis, evidence the case has removed) 1; evidence the case
-    lacks added, or a period scaled with no boundary, 0.5 (ties keep the rules' order)."""
-    if p.fact_type == "evidence":
-        return 1.0 if p.new is None else 0.5
-    if p.rule == "scaling":
+    """How readily a candidate is kept as a child: every rule now changes a fact along a legal
+    table (a boundary crossed, an operative swap, a party axis, evidence the case has removed),
+    so all score 1 and ties keep the rules' order; a manual edit's tree may hold other kinds."""
+    if p.fact_type == "evidence" and p.new is not None:
         return 0.5
     return 1.0
 
