@@ -35,7 +35,7 @@ def test_the_blind_file_hides_the_engine_and_does_not_follow_input_order():
     assert all("engine" not in row for row in merged)
     assert merged == blind([after, before], seed=3)
     assert len({row["item"] for row in merged}) == len(merged)  # engines' ids never collide
-    assert set(ENGINES) == {"before", "after"}
+    assert {"before", "after"} <= set(ENGINES)
 
 
 def test_the_summary_counts_the_cases_each_type_reaches():
