@@ -1,14 +1,20 @@
 """Apart: work in a spawned second process returns what it returns in this one."""
 
+import logging
 import os
 
 import pytest
 
-from countercase.processes import Apart
+from countercase.processes import LOG_FORMAT, Apart
 
 
 def _pid_and_square(x: int) -> tuple[int, int]:
     return os.getpid(), x * x
+
+
+def _logging() -> tuple[int, list[str]]:
+    root = logging.getLogger()
+    return root.level, [h.formatter._fmt for h in root.handlers if h.formatter]
 
 
 def _fails(name: str) -> None:
@@ -34,3 +40,10 @@ def test_an_error_reaches_the_caller_with_its_message(workers):
 def test_more_than_two_workers_is_refused():
     with pytest.raises(ValueError, match="workers"):
         Apart(3)
+
+
+def test_the_second_process_logs_as_the_first(monkeypatch):
+    monkeypatch.setattr(logging.getLogger(), "level", logging.WARNING)
+    with Apart(2) as apart:
+        level, formats = apart.submit(_logging).result()
+    assert level == logging.WARNING and formats == [LOG_FORMAT]

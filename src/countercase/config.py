@@ -112,6 +112,10 @@ class NerParams(_Section):
     min_dev_f1: float = Field(0.3, ge=0, le=1)  # strict micro F1 on the InLegalNER dev set
 
 
+class TuneParams(_Section):
+    workers: int = Field(2, ge=1, le=2)  # processes (2: the BM25 grids in a second one)
+
+
 class PerturbParams(_Section):
     depth: int = Field(3, gt=0)
     branching: int = Field(5, gt=0)
@@ -279,6 +283,7 @@ class Params(_Section):
     index: IndexParams = IndexParams()
     retrieve: RetrieveParams = RetrieveParams()
     evaluate: EvaluateParams = EvaluateParams()
+    tune: TuneParams = TuneParams()
     factsheets: FactsheetParams = FactsheetParams()
     ner: NerParams = NerParams()
     perturb: PerturbParams = PerturbParams()

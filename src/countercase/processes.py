@@ -7,9 +7,16 @@ caller joins the results in a fixed order, so nothing depends on which process f
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the command line's and a child's
+
+
+def _log_as_parent(level: int) -> None:
+    logging.basicConfig(level=level, format=LOG_FORMAT)
 
 
 class Apart:
@@ -25,8 +32,9 @@ class Apart:
 
     def __enter__(self) -> Apart:
         if self.workers == 2:
-            self._pool = ProcessPoolExecutor(max_workers=1,
-                                             mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_log_as_parent, initargs=(logging.getLogger().getEffectiveLevel(),))
         return self
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:

@@ -13,6 +13,7 @@ import typer
 
 from countercase import layout
 from countercase.errors import CountercaseError
+from countercase.processes import LOG_FORMAT
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Counterfactual precedent retrieval over Indian Supreme Court judgments.")
@@ -47,8 +48,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
                                      help="Show the traceback of an unexpected error.")) -> None:
     global _debug
     _debug = debug
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=LOG_FORMAT)
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
 
 

@@ -17,6 +17,24 @@ from countercase.config import load_params
 
 log = logging.getLogger("countercase")
 
+# the inputs of the corpus query cases (countercase.perturb.cases), read by perturb, llm-check
+# and audit-sample
+EDGES_OPTION = typer.Option(layout.SECTION_EDGES)
+CASE_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases).")
+CASE_SHEETS_OPTION = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets.")
+GROUPS_OPTION = typer.Option(layout.RERANKER_GROUPS,
+                             help="Resolved citations (stage train_reranker).")
+GOLD_OPTION = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts.")
+
+
+def _require_case_inputs(edges: Path, documents: Path, sheets: Path, groups: Path,
+                         gold: Path) -> None:
+    for path, what in ((edges, "section adjacency map (stage `adjacency`)"),
+                       (documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
+                       (groups, "citation groups (stage `train_reranker`)"),
+                       (gold, "gold dispositive facts")):
+        require(path, what)
+
 
 @app.command()
 def factsheets(
@@ -254,7 +272,7 @@ def _tag_facts(sheet, text: str, ner_model: Optional[Path]) -> list:
 @app.command()
 def perturb(
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
-    edges: Path = typer.Option(layout.SECTION_EDGES),
+    edges: Path = EDGES_OPTION,
     out: Path = typer.Option(layout.TREES),
     metrics: Optional[Path] = typer.Option(None, help="Write the summary here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
@@ -263,11 +281,10 @@ def perturb(
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
     fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
-    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases)."),
-    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
-    groups: Path = typer.Option(layout.RERANKER_GROUPS,
-                                help="Resolved citations (stage train_reranker)."),
-    gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
@@ -283,11 +300,7 @@ def perturb(
     from countercase.retrieve.load import IndexPaths, open_retriever
     from countercase.processes import Apart
 
-    require(edges, "section adjacency map (stage `adjacency`)")
-    for path, what in ((documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
-                       (groups, "citation groups (stage `train_reranker`)"),
-                       (gold, "gold dispositive facts")):
-        require(path, what)
+    _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path)
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
@@ -319,13 +332,12 @@ def perturb(
 
 @app.command("llm-check")
 def llm_check(
-    edges: Path = typer.Option(layout.SECTION_EDGES),
-    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases)."),
-    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    edges: Path = EDGES_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
     metadata: Path = METADATA_OPTION,
-    groups: Path = typer.Option(layout.RERANKER_GROUPS,
-                                help="Resolved citations (stage train_reranker)."),
-    gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
     validity: Path = typer.Option(layout.VALIDITY_ROWS, help="The validity rows (stage perturb)."),
     labels: Path = typer.Option(layout.PERTURBATION_LABELS, help="Hand labels of the sample."),
     out: Path = typer.Option(layout.LLM_CHECK),
@@ -347,15 +359,10 @@ def llm_check(
     from countercase.perturb.llm_check import run_llm_check
     from countercase.perturb.cases import ValidityInputs
 
-    needed = [(edges, "section adjacency map (stage `adjacency`)"),
-              (documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
-              (groups, "citation groups (stage `train_reranker`)"),
-              (gold, "gold dispositive facts")]
+    _require_case_inputs(edges, documents, sheets, groups, gold)
     if not sample_only:
-        needed += [(validity, "validity rows (stage `perturb`)"),
-                   (labels, "hand labels of the sample")]
-    for path, what in needed:
-        require(path, what)
+        require(validity, "validity rows (stage `perturb`)")
+        require(labels, "hand labels of the sample")
     params = load_params(params_path)
     started = time.perf_counter()
     try:
@@ -451,7 +458,7 @@ def tree(
     sheets: Path = typer.Option(layout.JUDGMENT_SHEETS,
                                 help="The judgments' fact sheets (for --markdown)."),
     queries: Path = typer.Option(layout.AILA_QUERIES),
-    edges: Path = typer.Option(layout.SECTION_EDGES),
+    edges: Path = EDGES_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -508,13 +515,12 @@ def audit_sample(
     engine: str = typer.Option(..., help="Which engine the rules are: before or after."),
     per_type: int = typer.Option(40, min=1, help="Edges drawn per fact type (all if fewer)."),
     out: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
-    edges: Path = typer.Option(layout.SECTION_EDGES),
-    documents: Path = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases)."),
-    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    edges: Path = EDGES_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
     metadata: Path = METADATA_OPTION,
-    groups: Path = typer.Option(layout.RERANKER_GROUPS,
-                                help="Resolved citations (stage train_reranker)."),
-    gold: Path = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts."),
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
     exclude_labelled: bool = typer.Option(False, help="Leave out edges (case, change) that an "
                                           "earlier engine's sample holds."),
     params_path: Path = PARAMS_OPTION,
@@ -529,11 +535,7 @@ def audit_sample(
 
     if engine not in ENGINES:
         raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
-    for path, what in ((edges, "section adjacency map (stage `adjacency`)"),
-                       (documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
-                       (groups, "citation groups (stage `train_reranker`)"),
-                       (gold, "gold dispositive facts")):
-        require(path, what)
+    _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path)
     cases = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold)).validity
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)

@@ -37,6 +37,7 @@ class Condition:
     chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
     lever: str | None = None  # with level "lever": passages, docs, docs_fusion or prior
     dense_dir: Path | None = None  # embeddings of another encoder (default: the embed stage's)
+    reference: str = "full"  # the condition it varies, which the paper sets it against
 
     def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
         return candidate_params(base, chunk_depth, **self.overrides)
@@ -95,15 +96,19 @@ CONDITIONS = (
     Condition("fact_channel", "the fact channel alone: BM25 over the legal-fact tokens of the "
               "query's rule fact sheet (stage index_facts)", level="facts",
               tasks=("precedents",)),
-    Condition("facts_equal", "the configured pipeline fused with the fact channel at weight 1 "
+    # the first-stage levers' fixed settings, measured where tune chooses them: on the first
+    # stage, against no_rerank (configs/budget_rule.yaml evaluate_first_stage_ablations)
+    Condition("facts_equal", "the first stage fused with the fact channel at weight 1 "
               "(a fixed setting; the tuned weight is retrieve.fact_weight)",
-              overrides={"fact_weight": 1.0}),
-    Condition("reduced_facts", "the configured pipeline given the query's fact-bearing "
-              "sentences alone (retrieve.query_reduction facts)",
-              overrides={"query_reduction": "facts"}, tasks=("precedents",)),
-    Condition("reduced_boost", "the configured pipeline given the query with its fact-bearing "
+              overrides={"fact_weight": 1.0, "use_rerank": False}, reference="no_rerank"),
+    Condition("reduced_facts", "the first stage given the query's fact-bearing sentences "
+              "alone (retrieve.query_reduction facts)",
+              overrides={"query_reduction": "facts", "use_rerank": False},
+              tasks=("precedents",), reference="no_rerank"),
+    Condition("reduced_boost", "the first stage given the query with its fact-bearing "
               "sentences counted twice (retrieve.query_reduction facts_boost)",
-              overrides={"query_reduction": "facts_boost"}, tasks=("precedents",)),
+              overrides={"query_reduction": "facts_boost", "use_rerank": False},
+              tasks=("precedents",), reference="no_rerank"),
     Condition("passages_tuned", "BM25 over chunks with the tuned pooling of passage scores "
               "and k1, b (configs/tuning_choice.yaml)", level="lever", lever="passages",
               tasks=("precedents",)),
@@ -134,7 +139,7 @@ CONDITIONS = (
               "stage: fusion, MMR, the statute bridge)", overrides={"use_rerank": False}),
     Condition("rerank", "the configured pipeline with the domain reranker (stage "
               "train_reranker, retrieve.rerank_backend) over the top rerank_depth chunks",
-              overrides={"use_rerank": True}),
+              overrides={"use_rerank": True}, reference="no_rerank"),
 )
 BY_NAME = {c.name: c for c in CONDITIONS}
 DEFAULT = tuple(c for c in CONDITIONS if not c.opt_in)  # what the evaluate stage runs

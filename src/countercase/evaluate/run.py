@@ -201,6 +201,7 @@ def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: Index
     return {"scores": scores, "significance": result.significance,
             "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
             "seconds_in_earlier_runs": earlier,
+            "reference": {c.name: c.reference for c in conditions},
             "n_test_queries": len(dataset.queries),
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}

@@ -9,7 +9,8 @@ the citation collection's held-out half: those are the evaluate stage's, after t
 
 The rule (:data:`RULE`): the highest tuning MAP wins, but a point within :data:`TIE_MARGIN` of
 it that comes earlier in grid order is taken instead (every grid lists the simpler setting
-first). The grids are walked one after the other, each on the choices before it:
+first). Each grid is walked on the choices before it (3 and 4 read none of 1 and 2, so they
+walk in a second process beside them):
 
 1. ``pipeline``: the dense ranking's fusion weight (BM25's is 1) and MMR on or off;
 2. ``facts``: the fact channel's weight in its fusion with the judgments (0: off);
@@ -34,6 +35,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -47,6 +49,7 @@ from countercase.experiment import Run, score_run
 from countercase.experiment.levers import (POOLS, ChunkSearches, citation_counts, fused,
                                            passage_system, with_prior)
 from countercase.experiment.systems import bm25_docs_system, candidate_params, pipeline_system
+from countercase.processes import Apart
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.reduction import MODES as REDUCTIONS
 from countercase.retrieve.searchers import Searchers
@@ -100,37 +103,30 @@ def _frozen(run: Run) -> System:
     return lambda topics: {q: run[q] for q in topics}
 
 
-def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: IndexPaths,
-                    links: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """The precedent grids (module docstring) on ``tuning``, ``reported`` beside it."""
-    scorer = Scorer(tuning, reported)
-    depth, chunk_depth, k = params.evaluate.depth, params.evaluate.chunk_depth, params.retrieve.rrf_k
-    base = candidate_params(params.retrieve, chunk_depth, use_rerank=False, fact_weight=0.0)
-    searchers = Searchers("precedents", base, paths, facts=True)
-    found: dict[str, Any] = {}
+class _Grids:
+    """Walks grids on one :class:`Scorer`: ``grid(name, points, system_of)`` scores each point,
+    keeps the rows and the chosen point in ``found[name]`` and returns the chosen point's run."""
 
-    def grid(name: str, points: list[dict[str, Any]], system_of) -> dict[str, Any]:
+    def __init__(self, scorer: Scorer) -> None:
+        self.scorer, self.found = scorer, {}
+
+    def __call__(self, name: str, points: list[dict[str, Any]], system_of) -> Run:
         rows, runs = [], []
         for point in tqdm(points, desc=f"tune task 1: {name}"):
-            runs.append(scorer.run(system_of(**point)))
-            rows.append({**point, **scorer.maps(runs[-1])})
+            runs.append(self.scorer.run(system_of(**point)))
+            rows.append({**point, **self.scorer.maps(runs[-1])})
         chosen = best(rows)
-        found[name] = {"grid": rows, "best": chosen}
+        self.found[name] = {"grid": rows, "best": chosen}
         return runs[rows.index(chosen)]
 
-    def pipeline(dense: float, mmr: bool, facts: float = 0.0, reduction: str = "none") -> System:
-        weights = {**base.fusion_weights, "precedents": {"bm25": 1.0, "dense": dense}}
-        return pipeline_system(searchers, base.model_copy(update={
-            "use_mmr": mmr, "mmr_tasks": ["precedents"], "fusion_weights": weights,
-            "fact_weight": facts, "query_reduction": reduction}), depth, label="pipeline")
 
-    grid("pipeline", [{"dense": d, "mmr": m} for d, m in
-                      itertools.product(DENSE_WEIGHTS, (False, True))], pipeline)
-    chosen = {key: found["pipeline"]["best"][key] for key in ("dense", "mmr")}
-    grid("facts", [{**chosen, "facts": w} for w in FACT_WEIGHTS], pipeline)
-    chosen["facts"] = found["facts"]["best"]["facts"]
-    text_run = grid("reduction", [{**chosen, "reduction": m} for m in REDUCTIONS], pipeline)
-
+def lexical_grids(tuning: Dataset, reported: Dataset, params: Params,
+                  paths: IndexPaths) -> tuple[dict[str, Any], Run]:
+    """Grids 3 and 4, the BM25 ones that read no pipeline choice: their rows and chosen points,
+    and the chosen judgment-level run. Their searches are Lucene's, one core each, so
+    :func:`tune_precedents` walks them in a second process beside grids 1 and 2."""
+    grid = _Grids(Scorer(tuning, reported))
+    depth, chunk_depth = params.evaluate.depth, params.evaluate.chunk_depth
     chunks = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id", "index"])
     passages = ChunkSearches(paths.index_dir / "precedents_chunks", chunk_depth)
 
@@ -138,7 +134,7 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
         return passage_system(passages, chunks, chunk_depth, depth, pool, k1, b)
 
     grid("passages", [{"pool": pool} for pool in POOLS], passage)
-    pool = found["passages"]["best"]["pool"]
+    pool = grid.found["passages"]["best"]["pool"]
     grid("passages_bm25", [{"pool": pool, "k1": k1, "b": b}
                            for k1, b in itertools.product(K1S, BS)], passage)
 
@@ -146,6 +142,37 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
         return bm25_docs_system(paths.index_dir / "precedents_docs", depth, "docs", k1, b)
 
     docs_run = grid("docs", [{"k1": k1, "b": b} for k1, b in itertools.product(K1S, BS)], docs)
+    return grid.found, docs_run
+
+
+def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: IndexPaths,
+                    links: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The precedent grids (module docstring) on ``tuning``, ``reported`` beside it; grids 3
+    and 4 in a second process when ``tune.workers`` is 2 (the rows are the same with 1)."""
+    scorer = Scorer(tuning, reported)
+    depth, chunk_depth, k = params.evaluate.depth, params.evaluate.chunk_depth, params.retrieve.rrf_k
+    base = candidate_params(params.retrieve, chunk_depth, use_rerank=False, fact_weight=0.0)
+    grid = _Grids(scorer)
+
+    def pipeline(dense: float, mmr: bool, facts: float = 0.0, reduction: str = "none") -> System:
+        weights = {**base.fusion_weights, "precedents": {"bm25": 1.0, "dense": dense}}
+        return pipeline_system(searchers, base.model_copy(update={
+            "use_mmr": mmr, "mmr_tasks": ["precedents"], "fusion_weights": weights,
+            "fact_weight": facts, "query_reduction": reduction}), depth, label="pipeline")
+
+    with Apart(params.tune.workers) as apart:
+        # without their documents' readers (closures a process cannot be sent; no grid reads them)
+        lexical = apart.submit(lexical_grids, replace(tuning, docs=None),
+                               replace(reported, docs=None), params, paths)
+        searchers = Searchers("precedents", base, paths, facts=True)
+        grid("pipeline", [{"dense": d, "mmr": m} for d, m in
+                          itertools.product(DENSE_WEIGHTS, (False, True))], pipeline)
+        chosen = {key: grid.found["pipeline"]["best"][key] for key in ("dense", "mmr")}
+        grid("facts", [{**chosen, "facts": w} for w in FACT_WEIGHTS], pipeline)
+        chosen["facts"] = grid.found["facts"]["best"]["facts"]
+        text_run = grid("reduction", [{**chosen, "reduction": m} for m in REDUCTIONS], pipeline)
+        found, docs_run = lexical.result()
+    grid.found |= found  # after grids 1 and 2, as walked in one process
 
     def fusion(weight: float) -> System:
         return fused({"pipeline": (_frozen(text_run), 1.0), "docs": (_frozen(docs_run), weight)},
@@ -162,7 +189,7 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
         return with_prior(_frozen(fused_run), counts, weight, k, depth)
 
     grid("prior", [{"weight": w} for w in PRIOR_WEIGHTS], prior)
-    return found
+    return grid.found
 
 
 def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:

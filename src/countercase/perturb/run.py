@@ -196,8 +196,6 @@ def validity_rows_apart(paths, params: Params, cases: list[QueryCase], edges: pd
     The rows are the same as in one process: every case's searches start empty."""
     from countercase.retrieve.load import open_retriever
 
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     retriever = open_retriever("precedents", params.tree_retrieve(0.0), paths, facts=True)
     return validity_rows("validity", cases, case_search(retriever, params), edges, params,
                          weight, precedents)
