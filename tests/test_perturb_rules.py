@@ -106,14 +106,19 @@ def test_evidence_toggles_only_what_the_case_is_proved_by(sheets, edges):
             assert p.scope and p.basis, p
 
 
-def test_a_murdered_childs_age_never_crosses_the_age_of_criminal_responsibility():
-    sheet = extract_rules("The appellant was convicted under Section 302 IPC for the murder of "
-                          "Pankaj, a child aged 4 years, whose body was found near the river.",
-                          "X", "query")
+def test_a_victims_age_crosses_only_the_boundaries_of_the_offence_the_case_states():
+    murder = ("The appellant was convicted under Section 302 IPC for the murder of Pankaj, a "
+              "child aged 4 years, whose body was found near the river.")
+    sheet = extract_rules(murder, "X", "query")
     (age,) = sheet.numerical_facts.ages
     assert age.role == "victim" and "criminal" in sheet.categories
-    described = [p.description for p in candidates(sheet) if ".ages." in p.path]
-    assert described and not any("criminal responsibility" in d for d in described)
+    # neither the accused's age of criminal responsibility nor the ages of the sexual offences
+    assert not [p for p in candidates(sheet, text=murder) if ".ages." in p.path]
+    rape = ("The appellant was convicted under Section 376 IPC for the rape of the prosecutrix, "
+            "a girl aged 15 years, on the night of the occurrence.")
+    described = [p.description for p in candidates(extract_rules(rape, "X", "query"), text=rape)
+                 if ".ages." in p.path]
+    assert any("across 16" in d for d in described), described
 
 
 def test_a_boundary_without_a_scope_is_an_error_naming_its_line(tmp_path):
@@ -134,6 +139,41 @@ def test_a_swap_to_a_repealed_provision_or_without_a_source_is_an_error(tmp_path
     path.write_text("swaps:\n  - between: [IPC-302, IPC-304]\n    reason: r\n")
     with pytest.raises(LegalTableError, match=r"swaps.yaml:2: .*without source"):
         load_swaps(path)
+
+
+def test_a_swap_needs_what_its_target_decides_and_not_a_case_it_excludes(tmp_path):
+    path = tmp_path / "swaps.yaml"
+    path.write_text("swaps:\n  - between: [IPC-363, IPC-364]\n    words:\n"
+                    "      IPC-364: murder\n      IPC-363: minor\n"
+                    "    unless: [IPC-302]\n    reason: r\n    source: s\n")
+    swaps, _ = load_swaps(path)
+    (into_364,), (into_363,) = swaps["IPC-363"], swaps["IPC-364"]
+    assert into_364.words.search("the murder of") and not into_364.words.search("a minor")
+    assert into_363.words.search("a minor girl") and into_364.unless == {"IPC-302"}
+    path.write_text("swaps:\n  - between: [IPC-363, IPC-364]\n    words:\n"
+                    "      IPC-302: murder\n    reason: r\n    source: s\n")
+    with pytest.raises(LegalTableError, match=r"swaps.yaml:2: words name \['IPC-302'\]"):
+        load_swaps(path)
+
+
+def test_an_attempt_is_not_swapped_once_the_victim_died_nor_a_judgment_into_a_writ():
+    text = ("The accused was charged under Section 307 IPC and, the injured having died, under "
+            "Section 302 IPC. The appeal under Article 136 of the Constitution is by special "
+            "leave against the judgment of the High Court.")
+    sheet = extract_rules(text, "X", "query")
+    cited = {s.section_id for s in sheet.sections_cited}
+    assert {"IPC-302", "IPC-307", "Constitution-Article-136"} <= cited
+    moved = {(p.old, p.new) for p in candidates(sheet, text=text) if p.fact_type == "section"}
+    assert not {old for old, _ in moved} & {"IPC-307", "Constitution-Article-136"}, moved
+    assert ("IPC-302", "IPC-304") in moved
+
+
+def test_a_boundary_whose_words_are_no_pattern_is_an_error_naming_its_line(tmp_path):
+    path = tmp_path / "thresholds.yaml"
+    path.write_text("ages:\n  - value: 16\n    meaning: m\n    source: x\n"
+                    "    scope: {categories: [criminal], roles: [victim], words: 'rape(d'}\n")
+    with pytest.raises(ThresholdError, match=r"thresholds.yaml:2: words .* not a regular"):
+        load_thresholds(path)
 
 
 def test_a_threshold_not_crossed_is_refused(edges):

@@ -12,6 +12,7 @@ an unknown kind, or a number that is not finite.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -40,12 +41,16 @@ class Threshold:
     source: str
     categories: tuple[str, ...] = CASE_CATEGORIES
     roles: tuple[str, ...] = (ANY_ROLE,)
+    # what the case's text must state, where the boundary decides one offence or proceeding (an
+    # age of consent decides a sexual offence, not a murder whose victim was 17)
+    words: str = ""  # a regular expression, matched as whole words whatever the case
 
     @property
     def scope(self) -> str:
         """The scope in words, as an edge shows it: "criminal cases; the accused's age"."""
         roles = "any number" if ANY_ROLE in self.roles else ", ".join(self.roles)
-        return f"{', '.join(self.categories)} cases; {roles}"
+        stated = f"; the case states {self.words}" if self.words else ""
+        return f"{', '.join(self.categories)} cases; {roles}{stated}"
 
 
 def _boundary(kind: str, item: dict, line: int, path: Path) -> Threshold:
@@ -63,10 +68,17 @@ def _boundary(kind: str, item: dict, line: int, path: Path) -> Threshold:
         raise ThresholdError(f"{where}: the {kind} boundary at {item['value']} names "
                              f"{', '.join(map(repr, unknown))}, not a case category or a role "
                              f"of {kind} (countercase.vocab)")
-    extra = set(item) - {"value", "meaning", "source", "scope"}
+    extra = (set(item) - {"value", "meaning", "source", "scope"}
+             | set(scope) - {"categories", "roles", "words"})
     if extra:
         raise ThresholdError(f"{where}: unknown field(s) {sorted(extra)}")
-    return Threshold(float(item["value"]), item["meaning"], item["source"], categories, roles)
+    words = scope.get("words") or ""
+    try:
+        re.compile(words)
+    except re.error as error:
+        raise ThresholdError(f"{where}: words {words!r} are not a regular expression ({error})")
+    return Threshold(float(item["value"]), item["meaning"], item["source"], categories, roles,
+                     words)
 
 
 @lru_cache(maxsize=4)
@@ -96,10 +108,13 @@ def _item_lines(text: str) -> dict[str, list[int]]:
     return found
 
 
-def applies(threshold: Threshold, categories: Iterable[str], role: str) -> bool:
-    """Whether ``threshold`` bounds a number of ``role`` in a case of ``categories``: a category
-    shared, and the role named (a number of unknown role: only a boundary scoped to any)."""
+def applies(threshold: Threshold, categories: Iterable[str], role: str, text: str = "") -> bool:
+    """Whether ``threshold`` bounds a number of ``role`` in a case of ``categories`` whose text
+    is ``text``: a category shared, the role named (a number of unknown role: only a boundary
+    scoped to any) and, where the boundary names them, its words stated."""
     if not set(threshold.categories) & set(categories):
+        return False
+    if threshold.words and not re.search(rf"\b(?:{threshold.words})\b", text, re.I):
         return False
     return ANY_ROLE in threshold.roles or role in threshold.roles
 

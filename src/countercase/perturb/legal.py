@@ -35,10 +35,28 @@ class Swap:
     reason: str
     source: str  # the legal source of the swap
     words: re.Pattern | None = None  # the case's text must state what the target needs
+    unless: frozenset[str] = frozenset()  # a case citing one of these is outside the swap
 
 
 def _words(item: dict) -> re.Pattern | None:
-    return re.compile(rf"\b(?:{item['words']})\b", re.I) if item.get("words") else None
+    return _pattern(item["words"]) if item.get("words") else None
+
+
+def _pattern(words: str) -> re.Pattern:
+    return re.compile(rf"\b(?:{words})\b", re.I)
+
+
+def _needs(path: Path, line: int, item: dict, a: str, b: str) -> dict[str, re.Pattern | None]:
+    """What the case's text must state for a swap into each section of the pair: ``words`` as
+    a pattern is the second section's need (a dowry death needs a marriage; the first is
+    reached without), as a mapping any section's of the pair."""
+    words = item.get("words")
+    if not isinstance(words, dict):
+        return {a: None, b: _words(item)}
+    unknown = sorted(set(words) - {a, b})
+    if unknown:
+        raise LegalTableError(f"{path}:{line}: words name {unknown}, not a section of the swap")
+    return {s: _pattern(words[s]) if words.get(s) else None for s in (a, b)}
 
 
 @dataclass(frozen=True)
@@ -139,12 +157,11 @@ def load_swaps(path: Path) -> tuple[dict[str, tuple[Swap, ...]], dict[str, str]]
             if s in repealed:
                 raise LegalTableError(f"{path}:{line}: {s} is repealed ({repealed[s]}) and "
                                       "is never a target")
-        # "words" names what the case must state for a swap into the pair's second section
-        # (a dowry death needs a marriage); the first is reached without
-        needs = _words(item)
+        needs = _needs(path, line, item, a, b)
+        unless = frozenset(_section(path, line, x) for x in item.get("unless") or ())
         for old, new in ((a, b), (b, a)):
             swaps.setdefault(old, []).append(Swap(old, new, item["reason"], item["source"],
-                                                  needs if new == b else None))
+                                                  needs[new], unless))
     return {k: tuple(v) for k, v in swaps.items()}, repealed
 
 

@@ -71,8 +71,9 @@ def _crossings(value: float, thresholds: tuple[Threshold, ...],
     return [(t.value - step if t.value <= value else t.value, t) for t in chosen]
 
 
-def _in_scope(thresholds, kind: str, cats: frozenset[str], role: str) -> tuple[Threshold, ...]:
-    return tuple(t for t in thresholds[kind] if applies(t, cats, role))
+def _in_scope(thresholds, kind: str, cats: frozenset[str], role: str,
+              text: str) -> tuple[Threshold, ...]:
+    return tuple(t for t in thresholds[kind] if applies(t, cats, role, text))
 
 
 def _whose(role: str, kind: str) -> str:
@@ -87,10 +88,12 @@ def _matched(t: Threshold, cats: frozenset[str], role: str) -> str:
             f"(the boundary's scope: {t.scope})")
 
 
-def age_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str]) -> list[Perturbation]:
+def age_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],
+                      text: str = "") -> list[Perturbation]:
     out = []
     for i, age in enumerate(sheet.numerical_facts.ages):
-        for new, t in _crossings(age.years, _in_scope(thresholds, "ages", cats, age.role), 1):
+        bounds = _in_scope(thresholds, "ages", cats, age.role, text)
+        for new, t in _crossings(age.years, bounds, 1):
             out.append(Perturbation(
                 "numerical", f"numerical_facts.ages.{i}", age.years, new,
                 f"{_whose(age.role, 'ages')} changed from {age.years:g} to {new:g} "
@@ -99,11 +102,11 @@ def age_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str]) -> lis
     return out
 
 
-def amount_perturbations(sheet: FactSheet, thresholds,
-                         cats: frozenset[str]) -> list[Perturbation]:
+def amount_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],
+                         text: str = "") -> list[Perturbation]:
     out = []
     for i, amount in enumerate(sheet.numerical_facts.amounts):
-        bounds = _in_scope(thresholds, "amounts", cats, amount.role)
+        bounds = _in_scope(thresholds, "amounts", cats, amount.role, text)
         for new, t in _crossings(amount.value, bounds, 1):
             out.append(Perturbation(
                 "numerical", f"numerical_facts.amounts.{i}", amount.value, new,
@@ -113,14 +116,15 @@ def amount_perturbations(sheet: FactSheet, thresholds,
     return out
 
 
-def duration_perturbations(sheet: FactSheet, thresholds,
-                           cats: frozenset[str]) -> list[Perturbation]:
+def duration_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],
+                           text: str = "") -> list[Perturbation]:
     out = []
     for i, d in enumerate(sheet.numerical_facts.durations):
         path = f"numerical_facts.durations.{i}"
         whose = _whose(d.role, "durations")
         days = d.value * DAYS[d.unit]
-        for new, t in _crossings(days, _in_scope(thresholds, "durations", cats, d.role), 1):
+        bounds = _in_scope(thresholds, "durations", cats, d.role, text)
+        for new, t in _crossings(days, bounds, 1):
             out.append(Perturbation(
                 "numerical", path, (d.value, d.unit), (new, "days"),
                 f"{whose} changed from {d.value:g} {d.unit} to {new:g} days "
@@ -136,7 +140,7 @@ def section_perturbations(sheet: FactSheet, tables: LegalTables, text: str = "",
     for i, section in enumerate(sheet.sections_cited):
         swaps = [s for s in tables.swaps.get(section.section_id, ())
                  if s.target not in cited and s.target not in tables.repealed
-                 and (s.words is None or s.words.search(text))]
+                 and not s.unless & cited and (s.words is None or s.words.search(text))]
         for swap in swaps[:per_section]:
             out.append(Perturbation(
                 "section", f"sections_cited.{i}", section.section_id, swap.target,
@@ -210,9 +214,9 @@ def candidates(sheet: FactSheet, edges: pd.DataFrame | None = None, thresholds=N
     thresholds = thresholds or load_thresholds()
     tables = tables or load_tables()
     cats = case_categories(sheet, text)
-    return (age_perturbations(sheet, thresholds, cats)
-            + amount_perturbations(sheet, thresholds, cats)
-            + duration_perturbations(sheet, thresholds, cats)
+    return (age_perturbations(sheet, thresholds, cats, text or "")
+            + amount_perturbations(sheet, thresholds, cats, text or "")
+            + duration_perturbations(sheet, thresholds, cats, text or "")
             + section_perturbations(sheet, tables, text or "")
             + party_perturbations(sheet, tables, cats, text or "")
             + evidence_perturbations(sheet, tables, cats, text or ""))
