@@ -91,9 +91,11 @@ def _legal_audit(folder: Path) -> dict | None:
                for e, p in paths.items() if p.exists()}
     who, labels = read_audit_labels(first)
     seconds = read_audit_labels(second)[1] if second.exists() else {}
-    for extra in ("labels_A_after2.jsonl", "labels_B_after2.jsonl"):
-        if (folder / extra).exists():
-            (labels if "_A_" in extra else seconds).update(read_audit_labels(folder / extra)[1])
+    for engine in ENGINES[2:]:  # a revision's sample, labelled on its own
+        for found, labeller in ((labels, "A"), (seconds, "B")):
+            path = folder / f"labels_{labeller}_{engine}.jsonl"
+            if path.exists():
+                found.update(read_audit_labels(path)[1])
     found = audit_results(samples, labels, seconds or None)
     pools = {e: _read_json(folder / f"pool_{e}.json") for e in ENGINES
              if (folder / f"pool_{e}.json").exists()}
