@@ -626,6 +626,8 @@ def audit_results_command(
 ) -> None:
     """The legal audit's results from its samples and label files (the perturb stage writes the
     same into metrics/counterfactual.json legal_audit)."""
+    from countercase.perturb.audit import ENGINES
+
     found = _legal_audit(folder)
     if found is None:
         raise UserError(f"{folder}: the samples and labels_A.jsonl are needed (audit-sample, "
@@ -633,4 +635,4 @@ def audit_results_command(
     if out:
         write_json(out, found)
     print(json.dumps({e: {k: found[e][k] for k in ("n", "meaningful_share", "unclear_share")}
-                      for e in ("before", "after")}))
+                      for e in ENGINES if e in found}))

@@ -153,13 +153,15 @@ def audit_results(samples: dict[str, list[dict[str, Any]]], first: dict[str, dic
     kappa of the second labeller against the first on the items both labelled."""
     found: dict[str, Any] = {}
     for engine, sample in samples.items():
-        rows = [{**first[s["item"]], "fact_type": s["fact_type"]} for s in sample
+        # an item is one text a labeller reads: two numbers of a case moved alike are one item
+        items = list({s["item"]: s for s in sample}.values())
+        rows = [{**first[s["item"]], "fact_type": s["fact_type"]} for s in items
                 if s["item"] in first]
         defects: dict[str, int] = defaultdict(int)
         for r in rows:
             if r["label"] == "not":
                 defects[r["defect"]] += 1
-        found[engine] = {**_shares(rows), "n_sample": len(sample),
+        found[engine] = {**_shares(rows), "n_sample": len(sample), "n_items": len(items),
                          "per_type": {t: {k: v for k, v in _shares(
                              [r for r in rows if r["fact_type"] == t]).items()
                              if k != "unclear_share"} for t in FACT_TYPES},
