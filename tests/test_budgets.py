@@ -76,3 +76,12 @@ def test_the_stage_table_marks_what_runs_over_and_what_has_not_run():
     assert "**over**" in rows["`tune`"] and "**over**" not in rows["`ingest`"]
     assert "not run yet" in rows["`paper`"]
     assert rows["total"].split("|")[4].strip() == "5"
+
+
+def test_the_first_stage_ablations_are_the_rules_list():
+    from countercase.evaluate.conditions import CONDITIONS
+
+    rule = yaml.safe_load((ROOT / "configs" / "budget_rule.yaml").read_text(encoding="utf-8"))
+    first_stage = [c for c in CONDITIONS if c.reference == "no_rerank" and c.name != "rerank"]
+    assert [c.name for c in first_stage] == rule["evaluate_first_stage_ablations"]
+    assert all(c.overrides.get("use_rerank") is False for c in first_stage)
