@@ -525,11 +525,14 @@ def audit_sample(
     gold: Path = GOLD_OPTION,
     exclude_labelled: bool = typer.Option(False, help="Leave out edges (case, change) that an "
                                           "earlier engine's sample holds."),
+    fresh: int = typer.Option(0, min=0, help="Draw from this many cases after the validity "
+                              "cases in the split (never used in development) instead."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """The legal audit's sample of one engine: root perturbations of the validity cases, up to
-    --per-type of each fact type from a seeded shuffle (data/gold/legal_audit.md), written to
-    sample_<engine>.jsonl with the engine's root edges per fact type (pool_<engine>.json)."""
+    """The legal audit's sample of one engine: root perturbations of the validity cases (or of
+    --fresh cases), up to --per-type of each fact type from a seeded shuffle
+    (data/gold/legal_audit.md), written to sample_<engine>.jsonl with the engine's root edges per
+    fact type (pool_<engine>.json)."""
     import pandas as pd
 
     from countercase.perturb.audit import ENGINES, draw, root_pool, summary, write_jsonl
@@ -539,7 +542,8 @@ def audit_sample(
         raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
     _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path)
-    cases = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold)).validity
+    sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold), fresh)
+    cases = sets.fresh if fresh else sets.validity
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
     candidates = pool
     if exclude_labelled:
@@ -550,6 +554,7 @@ def audit_sample(
     sample = draw(candidates, per_type, params.seed)
     write_jsonl(out / f"sample_{engine}.jsonl", sample)
     write_json(out / f"pool_{engine}.json", {**summary(pool, len(cases)), "seed": params.seed,
+                                             "cases": f"fresh {fresh}" if fresh else "validity",
                                              "per_type_drawn": per_type,
                                              "drawn": len(sample)})
     log.info("%d of %d root edges of %d cases drawn -> %s", len(sample), len(pool), len(cases),

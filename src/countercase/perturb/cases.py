@@ -19,7 +19,7 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -82,10 +82,13 @@ def cited_precedents(groups: Path) -> dict[str, tuple[str, ...]]:
     return {doc: tuple(sorted(found, key=natural_key)) for doc, found in cited.items()}
 
 
-def split(citing: list[str], seed: int, tuning: int, validity: int) -> tuple[list[str], list[str]]:
+def split(citing: list[str], seed: int, tuning: int,
+          validity: int) -> tuple[list[str], list[str], list[str]]:
+    """The tuning, validity and fresh case ids: a seeded shuffle cut in that order (fresh: the
+    rest, never used in development)."""
     order = sorted(citing, key=natural_key)
     random.Random(seed).shuffle(order)
-    return order[:tuning], order[tuning:tuning + validity]
+    return order[:tuning], order[tuning:tuning + validity], order[tuning + validity:]
 
 
 def _rebased(span: Span | None, start: int, end: int) -> Span | None:
@@ -182,10 +185,13 @@ class CaseSets:
     skipped: list[dict]  # cases that could not be used, and why (validity and gold)
     n_validity_skipped: int
     precedents: dict[str, Precedent]  # cited judgment -> its facts
+    fresh: list[QueryCase] = field(default_factory=list)  # the first after validity (load_cases)
 
 
-def load_cases(params: Params, inputs: ValidityInputs) -> CaseSets:
-    """The tuning, validity and gold cases of ``params.seed``, and their cited precedents."""
+def load_cases(params: Params, inputs: ValidityInputs, fresh: int = 0) -> CaseSets:
+    """The tuning, validity and gold cases of ``params.seed``, and their cited precedents;
+    ``fresh``: that many of the cases after the validity cases in the split too (the legal
+    audit's confirmatory sample; their precedents are not read)."""
     p = params.perturb
     texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
     sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
@@ -195,7 +201,8 @@ def load_cases(params: Params, inputs: ValidityInputs) -> CaseSets:
                 zip(meta["doc_id"], meta["act_sections"])}
     cited = cited_precedents(inputs.groups)
     gold = read_gold(inputs.gold)
-    tuning_ids, validity_ids = split(sorted(cited), params.seed, p.tuning_cases, p.corpus_cases)
+    tuning_ids, validity_ids, fresh_ids = split(sorted(cited), params.seed, p.tuning_cases,
+                                                p.corpus_cases)
     tuning, skipped = corpus_cases(tuning_ids, texts, sheets, years, cited, p.case_chars)
     cases, more = corpus_cases(validity_ids, texts, sheets, years, cited, p.case_chars)
     gold_cases, gold_skipped = corpus_cases(sorted(gold), texts, sheets, years, cited,
@@ -203,5 +210,7 @@ def load_cases(params: Params, inputs: ValidityInputs) -> CaseSets:
     needed = {c for case in cases + gold_cases for c in case.cited}
     precedents = {doc: precedent_facts(sheets[doc], sections.get(doc, ()))
                   for doc in needed if doc in sheets}
+    fresh_cases = (corpus_cases(fresh_ids, texts, sheets, years, cited, p.case_chars)[0][:fresh]
+                   if fresh else [])
     return CaseSets(tuning, cases, gold_cases, gold, skipped + more + gold_skipped, len(more),
-                    precedents)
+                    precedents, fresh_cases)
