@@ -214,8 +214,10 @@ class LlmParams(_Section):
 
 
 class LlmCheckParams(_Section):
-    cases: int = Field(100, ge=1)  # validity cases whose root candidates the LLM checks
+    cases: int = Field(250, ge=1)  # validity cases whose root candidates the LLM checks
     label_sample: int = Field(50, ge=1)  # candidates drawn for hand labels (seeded, by type)
+    calibration: int = Field(300, ge=1)  # candidates labelled to measure it as a classifier
+    retire_below: float = Field(0.6, ge=0, le=1)  # test AUC's lower bound that retires it
 
 
 class RerankLlmParams(_Section):

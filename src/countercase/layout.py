@@ -26,6 +26,7 @@ GOLD = Path("data/gold")  # hand-labelled gold sets, each with its labelling rul
 DISPOSITIVE_GOLD = GOLD / "dispositive_facts.jsonl"
 PERTURBATION_LABELS = GOLD / "perturbation_labels.jsonl"  # hand labels of the LLM check's sample
 LEGAL_AUDIT = GOLD / "legal_audit"  # issue 41: samples of root perturbations and their labels
+LLM_CALIBRATION = GOLD / "llm_calibration"  # issue 41: the LLM check's labelled candidates
 NUMBER_ROLES_SAMPLE = GOLD / "number_roles_sample.jsonl"  # numbers whose roles are labelled
 # the labelled samples of number roles: (sample, labels, how it measures the rules)
 NUMBER_ROLE_GOLD = (

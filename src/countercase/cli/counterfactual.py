@@ -342,6 +342,8 @@ def llm_check(
     gold: Path = GOLD_OPTION,
     validity: Path = typer.Option(layout.VALIDITY_ROWS, help="The validity rows (stage perturb)."),
     labels: Path = typer.Option(layout.PERTURBATION_LABELS, help="Hand labels of the sample."),
+    calibration: Path = typer.Option(layout.LLM_CALIBRATION, help="The labelled candidates that "
+                                     "measure it as a classifier (llm-calibration-sample)."),
     out: Path = typer.Option(layout.LLM_CHECK),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
@@ -373,7 +375,7 @@ def llm_check(
             report = run_llm_check(params, ValidityInputs(documents, sheets, metadata, groups,
                                                           gold),
                                    pd.read_parquet(edges), validity, labels, out, answers,
-                                   sample_only)
+                                   sample_only, calibration)
     except LlmUnavailableError as error:
         raise UserError(f"the LLM check asks prompts its recording {recording} lacks, and "
                         f"needs the local LLM for them (make llm): {error}") from None
@@ -559,6 +561,36 @@ def audit_sample(
                                              "drawn": len(sample)})
     log.info("%d of %d root edges of %d cases drawn -> %s", len(sample), len(pool), len(cases),
              out / f"sample_{engine}.jsonl")
+
+
+@app.command("llm-calibration-sample")
+def llm_calibration_sample(
+    out: Path = typer.Option(layout.LLM_CALIBRATION, help="Folder of the labelled candidates."),
+    audit: Path = typer.Option(layout.LEGAL_AUDIT, help="The legal audit's samples (left out)."),
+    edges: Path = EDGES_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The LLM check's candidates to label (data/gold/llm_calibration.md): llm_check.calibration
+    root candidates of the checked cases that no audit sample holds, by seed, in two halves."""
+    import pandas as pd
+
+    from countercase.perturb.audit import root_pool
+    from countercase.perturb.calibration import write_sample
+    from countercase.perturb.cases import ValidityInputs, load_cases
+
+    _require_case_inputs(edges, documents, sheets, groups, gold)
+    params = load_params(params_path)
+    cases = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold)
+                       ).validity[:params.llm_check.cases]
+    pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, "calibration")
+    sample = write_sample(pool, audit, out, params.llm_check.calibration, params.seed)
+    log.info("%d of %d candidates drawn (%d in the tuning half) -> %s", len(sample), len(pool),
+             sum(r["split"] == "tune" for r in sample), out)
 
 
 @app.command("roles-sample")

@@ -249,10 +249,14 @@ def read_displacement(validity_csv: Path, granularity: str, construction: str) -
 
 
 def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labels: Path,
-                  out: Path, recording, sample_only: bool = False) -> dict[str, Any]:
+                  out: Path, recording, sample_only: bool = False,
+                  calibration: Path | None = None) -> dict[str, Any]:
     """The ``llm_check`` stage. Writes ``out/label_sample.jsonl`` (what the hand labels label)
-    and, unless ``sample_only``, ``out/checks.csv`` (every verdict); returns the metrics.
-    ``recording``: the LLM's answers (:class:`countercase.recording.Recording`)."""
+    and, unless ``sample_only``, ``out/checks.csv`` (every verdict); returns the metrics, with
+    the check measured as a classifier where ``calibration`` holds its labelled sample
+    (:mod:`countercase.perturb.calibration`). ``recording``: the LLM's answers
+    (:class:`countercase.recording.Recording`)."""
+    from countercase.perturb.calibration import calibrate, read_calibration
     from countercase.perturb.cases import load_cases
     from countercase.perturb.validate import LlmValidator
     from countercase.perturb.validity import PRIMARY_CONSTRUCTION
@@ -277,4 +281,9 @@ def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labe
     report["separation"] = separation(checked, read_displacement(
         validity_rows, params.perturb.granularity, PRIMARY_CONSTRUCTION))
     report["agreement"] = agreement(checked, read_labels(labels))
+    if calibration is not None:
+        sample, who, found = read_calibration(calibration)
+        if sample:
+            report["calibration"] = {"labelled_by": who, **calibrate(
+                checked, sample, found, params.seed, params.llm_check.retire_below)}
     return report
