@@ -99,7 +99,10 @@ def _legal_audit(folder: Path) -> dict | None:
     found = audit_results(samples, labels, seconds or None)
     pools = {e: _read_json(folder / f"pool_{e}.json") for e in ENGINES
              if (folder / f"pool_{e}.json").exists()}
-    return {**found, "labelled_by": who, "root_edges": pools}
+    # the last engine is the rules in the code, its sample drawn from fresh cases; the ones
+    # between the first revision and it were revised on each other's labels (exploratory)
+    return {**found, "labelled_by": who, "root_edges": pools, "final": ENGINES[-1],
+            "exploratory": list(ENGINES[2:-1])}
 
 
 def _role_agreement(sheets: Path) -> list[dict]:
