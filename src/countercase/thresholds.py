@@ -21,7 +21,8 @@ from typing import Iterable
 import yaml
 
 from countercase.errors import CountercaseError
-from countercase.vocab import CASE_CATEGORIES, NUMBER_ROLES
+from countercase.factsheet.categories import CASE_CATEGORIES
+from countercase.factsheet.roles import NUMBER_ROLES
 
 THRESHOLDS_PATH = Path(__file__).with_name("thresholds.yaml")
 KINDS = ("ages", "amounts", "durations")
@@ -67,7 +68,7 @@ def _boundary(kind: str, item: dict, line: int, path: Path) -> Threshold:
     if unknown:
         raise ThresholdError(f"{where}: the {kind} boundary at {item['value']} names "
                              f"{', '.join(map(repr, unknown))}, not a case category or a role "
-                             f"of {kind} (countercase.vocab)")
+                             f"of {kind} (countercase.factsheet)")
     extra = (set(item) - {"value", "meaning", "source", "scope"}
              | set(scope) - {"categories", "roles", "words"})
     if extra:

@@ -1,4 +1,4 @@
-"""The legal domains of a case (:data:`countercase.vocab.CASE_CATEGORIES`): which boundaries,
+"""The legal domains of a case (:data:`CASE_CATEGORIES`): which boundaries,
 party axes and evidence toggles can apply to it.
 
 A case may belong to several (a dowry death is criminal; a cheque dishonour criminal and
@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import re
 from typing import Iterable
+
+# The legal domains a case belongs to (a case may belong to several): a boundary of
+# thresholds.yaml, a party axis or an evidence toggle applies only in the categories it names.
+CASE_CATEGORIES: tuple[str, ...] = (
+    "criminal", "civil", "service", "tax", "constitutional", "family", "motor_accident",
+    "commercial", "consumer")
 
 CRIMINAL_ACTS = frozenset({"IPC", "CrPC", "BNS", "BNSS", "IEA", "BSA"})
 # Articles of the Constitution whose invocation makes a case constitutional: the fundamental

@@ -2,7 +2,7 @@
 
 A boundary of ``thresholds.yaml`` applies to a number of one role (the age of criminal
 responsibility to the accused, never to a murdered child), so the fact sheet records each
-number's role (:data:`countercase.vocab.NUMBER_ROLES`). The rules read it from the words of the
+number's role (:data:`NUMBER_ROLES`). The rules read it from the words of the
 number's own sentence: each role has cue words, and the cue nearest the number wins (one before
 it at equal distance). A number with no cue is ``unknown``; it stays in the sheet and crosses only
 boundaries scoped to any role.
@@ -20,7 +20,15 @@ import random
 import re
 from typing import Any, Iterable
 
-from countercase.vocab import NUMBER_ROLES
+# Whose number it is, or what it measures, by kind of number; "unknown" where the text does not
+# say (such a number crosses only boundaries scoped to "any" role).
+NUMBER_ROLES: dict[str, tuple[str, ...]] = {
+    "ages": ("accused", "victim", "witness", "employee", "party", "unknown"),
+    "amounts": ("fine", "compensation", "dowry", "loan", "suit_value", "bribe", "cheque",
+                "unknown"),
+    "durations": ("sentence", "delay", "limitation", "employment", "marriage", "custody",
+                  "unknown"),
+}
 
 WINDOW = 90  # characters read either side of a number, within its sentence
 

@@ -22,7 +22,9 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationE
 
 from countercase.acts import ACTS
 from countercase.errors import CountercaseError
-from countercase.vocab import CASE_CATEGORIES, NUMBER_ROLES, OUTCOMES
+from countercase.factsheet.categories import CASE_CATEGORIES
+from countercase.factsheet.roles import NUMBER_ROLES
+from countercase.vocab import OUTCOMES
 
 PARTY_TYPES = ("Individual", "Minor", "Corporation", "Partnership", "State", "UnionOfIndia",
                "ForeignNational", "PublicSector", "PrivateSector", "Employee", "Contractor",

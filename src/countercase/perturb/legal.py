@@ -17,7 +17,7 @@ import yaml
 
 from countercase.errors import CountercaseError
 from countercase.factsheet.schema import EVIDENCE_TYPES, PARTY_TYPES, SECTION_ID_PATTERN
-from countercase.vocab import CASE_CATEGORIES
+from countercase.factsheet.categories import CASE_CATEGORIES
 
 SWAPS_PATH = Path(__file__).with_name("section_swaps.yaml")
 APPLICABILITY_PATH = Path(__file__).with_name("applicability.yaml")
