@@ -212,3 +212,16 @@ def test_renumbering_into_the_2023_codes_is_a_placebo_not_a_perturbation(edges):
     new = successor["target"].iloc[0]
     assert [s.section_id for s in renamed.sheet.sections_cited] == [new]
     assert f"Section {new.split('-')[1]} {new.split('-')[0]}" in renamed.text
+
+
+def test_a_swap_into_an_offence_needs_the_facts_it_is_made_of():
+    text = ("The deceased, the wife of the accused, was married to him four years ago. He was "
+            "convicted under Section 302 IPC and Section 34 IPC.")
+    sheet = extract_rules(text, "X", "query")
+    moved = {p.new for p in candidates(sheet, text=text) if p.fact_type == "section"}
+    assert "IPC-304" in moved
+    assert not {"IPC-304B", "IPC-149", "IPC-304A"} & moved, moved  # no dowry, assembly, rashness
+    dowry = text + " She was harassed for dowry. Five of them formed an unlawful assembly."
+    moved = {p.new for p in candidates(extract_rules(dowry, "X", "query"), text=dowry)
+             if p.fact_type == "section"}
+    assert {"IPC-304B", "IPC-149"} <= moved, moved
