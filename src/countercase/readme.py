@@ -361,6 +361,17 @@ def _counterfactual(o: Outputs) -> list[tuple[str, str, str]]:
                      cf["sensitivity_per_fact_type"].items(), key=lambda kv: -kv[1]))
                  + f"; {corpus['n_trees']} corpus-case trees add {corpus['n_nodes']:,} nodes",
                  "`metrics/counterfactual.json`"))
+    audit = cf.get("legal_audit")
+    if audit:
+        final = audit[audit["final"]]
+        rows.append(("legal audit of root perturbations (read blind, two model labellers)",
+                     f"meaningful {audit['before']['meaningful_share']:.2f} before the scoped "
+                     f"rules (n {audit['before']['n']}), {final['meaningful_share']:.2f} with "
+                     f"them (n {final['n']}, fresh cases): "
+                     + ", ".join(f"{t} {x['meaningful_share']:.2f}"
+                                 for t, x in final["per_type"].items() if x["n"])
+                     + f"; Cohen's kappa {audit['agreement']['cohen_kappa']:.2f}",
+                     "`metrics/counterfactual.json` (`legal_audit`)"))
     v = cf["validity"]
     primary, field = v["by_condition"][v["primary"]], v["by_condition"].get("field/tuned")
     rows.append((f"counterfactual validity ({v['n_cases']} corpus cases with operative and "
@@ -383,13 +394,16 @@ def _explained(o: Outputs) -> list[tuple[str, str, str]]:
     rows = []
     if check:
         low, high = check["acceptance_ci95"]
+        cal = check.get("calibration") or {}
+        test = cal.get("test")
         rows.append(("LLM check of root perturbations", f"accepts {check['acceptance_rate']:.3f} "
-                     f"(95% CI {low:.2f} to {high:.2f}); on the blind sample it agrees with "
-                     f"annotator A {check['agreement']['llm_vs_A']['accepted']['accuracy']:.2f}, "
-                     f"B {check['agreement']['llm_vs_B']['accepted']['accuracy']:.2f} (the "
-                     "annotators with each other "
-                     f"{check['agreement']['between_annotators']['accepted']['accuracy']:.2f})",
-                     "`metrics/llm_check.json`"))
+                     f"(95% CI {low:.2f} to {high:.2f})" + (
+                         f"; as a classifier of the legal audit's label, test AUC {test['auc']:.2f}"
+                         f" (95% CI {test['auc_ci95'][0]:.2f} to {test['auc_ci95'][1]:.2f}, "
+                         f"{cal['counts']['test']['meaningful']} meaningful against "
+                         f"{cal['counts']['test']['not_or_unclear']} not): "
+                         + ("retired as a filter" if cal["retired"] else "kept as a filter")
+                         if test else ""), "`metrics/llm_check.json`"))
     if explained:
         rows.append((f"explanations ({explained['trees']} trees, {explained['nodes']:,} nodes)",
                      f"{explained['sentences']:,} sentences ({explained['claims']:,} claims), each "

@@ -70,6 +70,7 @@ def factsheets(
         report["entities"] = tagged["entities"]
         report["timing"].update(tagged["timing"])
     report["number_roles"] = _role_agreement(out / "judgments.jsonl")
+    report["number_roles_read"] = _role_counts(out / "judgments.jsonl")
     if params.factsheets.llm:
         report["llm"] = _llm_sheets(out, params, topics, documents, recording,
                                     "live" if live else params.llm.mode)
@@ -118,6 +119,23 @@ def _role_agreement(sheets: Path) -> list[dict]:
         found.append({"sample": sample_path.name, "use": how,
                       **agreement(read_sheets(sheets), sample, read_labels(labels_path))})
     return found
+
+
+def _role_counts(sheets: Path) -> dict[str, dict]:
+    """The judgments' numbers by kind and role, and the share whose role was not read (such a
+    number crosses only the boundaries scoped to any role)."""
+    from collections import Counter
+
+    from countercase.factsheet.roles import NUMBER_ROLES
+    from countercase.factsheet.store import read_sheets
+
+    counts = {kind: Counter() for kind in NUMBER_ROLES}
+    for sheet in read_sheets(sheets):
+        for kind in NUMBER_ROLES:
+            counts[kind].update(n.role for n in getattr(sheet.numerical_facts, kind))
+    return {kind: {"n": sum(c.values()), "by_role": dict(sorted(c.items())),
+                   "unknown_share": round(c["unknown"] / sum(c.values()), 4) if c else None}
+            for kind, c in counts.items()}
 
 
 def _read_json(path: Path):
