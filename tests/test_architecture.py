@@ -9,12 +9,14 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # Lower layers first. A module may import its own package, the base modules and the packages
 # before its own, never one after it (the command line, ``cli``, ``paper``, the facade of
-# notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top).
+# notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top). The legal
+# boundaries (``thresholds``) come after the fact sheet, whose case categories and number roles
+# scope them.
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu", "models",
-        "datasets", "learned", "thresholds", "stage_times", "splits", "resume", "recording",
+        "datasets", "learned", "stage_times", "splits", "resume", "recording",
         "device", "processes"}
-LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout", "retrieve",
-          "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
+LAYERS = ["fetch", "ingest", "extract", "factsheet", "thresholds", "ner", "index", "scaleout",
+          "retrieve", "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
 TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs",
        "encoder_bench", "rebuild", "readme", "llm_replay", "repro_clock", "rerun", "opt_in"}
 
