@@ -127,3 +127,53 @@ def test_bad_files_given_to_the_cli_are_named_with_exit_2(run_cli, tmp_path):
     code, _, err = run_cli("extract", "--documents", str(sheet), "--out", str(tmp_path / "out"))
     assert code == 2 and f"{sheet}:1: not a document of the ingest stage (missing 'pages')" in err
     assert "Traceback" not in err
+
+
+def test_a_partial_or_empty_corpus_stops_ingest_with_exit_2(run_cli, tmp_path):
+    from conftest import AILA_DIR
+
+    archive = AILA_DIR / "Object_casedocs.tar.gz"
+    truncated = tmp_path / "casedocs.tar.gz"
+    truncated.write_bytes(archive.read_bytes()[:2_000_000])
+    code, _, err = run_cli("ingest", "--aila", str(truncated), "--out", str(tmp_path / "a"))
+    assert code == 2 and "damaged or truncated archive after" in err
+    assert not (tmp_path / "a" / "documents.jsonl").exists()
+    (tmp_path / "no_pdfs").mkdir()
+    code, _, err = run_cli("ingest", "--pdfs", str(tmp_path / "no_pdfs"), "--out",
+                           str(tmp_path / "b"))
+    assert code == 2 and "holds no .pdf file" in err
+    pdf = next((AILA_DIR.parent / "pdfs").glob("*.pdf"))
+    code, _, err = run_cli("ingest", "--aila", str(pdf), "--out", str(tmp_path / "c"))
+    assert code == 2 and "neither a folder of .txt judgments nor a tar archive" in err
+    assert "Traceback" not in err
+
+
+def test_embedded_data_that_differ_from_their_checksum_are_refused(run_cli, tmp_path,
+                                                                    monkeypatch):
+    from countercase.cli import corpus
+
+    folder = tmp_path / "raw" / "aila2019"
+    folder.mkdir(parents=True)
+    (folder / "docs").mkdir()
+    (folder / "docs" / "C1.txt").write_text("A judgment.")
+    checksums = tmp_path / "raw" / "CHECKSUMS.json"
+    checksums.write_text(json.dumps({"aila2019/docs": {"sha256": "0" * 64, "judgments": 2}}))
+    monkeypatch.setattr(corpus, "RAW_CHECKSUMS", checksums)
+    # a folder is counted, not hashed: one judgment where two are expected
+    with pytest.raises(corpus.UserError, match="expects 2"):
+        corpus._check_embedded(folder / "docs", 1)
+    corpus._check_embedded(tmp_path / "elsewhere.tar.gz", 1)  # not embedded: no checksum
+
+
+def test_unwritable_outputs_empty_filters_and_negative_counts_are_refused(run_cli, tmp_path):
+    code, _, err = run_cli("ingest", "--aila", str(tmp_path), "--out", str(tmp_path / "o"),
+                           "--metrics", "/proc/nope/m.json")
+    assert code == 2 and "cannot write metrics file /proc/nope/m.json" in err
+    code, _, err = run_cli("search", "murder", "--judge", "")
+    assert code == 2 and "--judge '': an empty filter" in err
+    code, _, err = run_cli("adjacency", "--min-count", "-5")
+    assert code == 2
+    big = tmp_path / "big.json"
+    big.write_text('{"case_id": "x", "n": ' + "9" * 5000 + "}")
+    code, _, err = run_cli("tree", "--sheet", str(big), "--out", str(tmp_path / "t.json"))
+    assert code == 2 and "is not JSON this reads" in err and "Traceback" not in err

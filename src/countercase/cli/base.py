@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -76,11 +76,15 @@ def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
     if path.exists() and path.is_dir() != folder:
         raise UserError(f"{what} {path} is a {'file' if folder else 'folder'}, not a "
                         f"{'folder' if folder else 'file'}")
-    parent = path if path.exists() else path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UserError(f"cannot write {what} {path}: {parent} is not a writable folder")
+    # tried, not asked: os.access says yes to root where the kernel still refuses (/proc)
+    folder_path = path if folder else path.parent
+    try:
+        folder_path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder_path):
+            pass
+    except OSError as error:
+        raise UserError(f"cannot write {what} {path}: {folder_path} is not a writable folder "
+                        f"({error.strerror or error})") from None
 
 
 def main() -> None:

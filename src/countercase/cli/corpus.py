@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Optional
@@ -14,6 +15,7 @@ from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, 
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
+RAW_CHECKSUMS = layout.RAW / "CHECKSUMS.json"  # the embedded data as shipped
 
 
 @app.command()
@@ -31,7 +33,7 @@ def ingest(
     from countercase.ingest.pdf import PdfDirectorySource
     from countercase.ingest.run import run_ingest
     from countercase.ingest.sc_opendata import ScOpenDataSource
-    from countercase.ingest.text import TextSource
+    from countercase.ingest.text import TextSource, count_judgments
 
     params = load_params(params_path).ingest
     require(aila, "AILA judgments")
@@ -49,6 +51,10 @@ def ingest(
         sources.append(ScOpenDataSource(sc_root, params))
     if not sources:
         raise UserError("nothing to ingest: give --aila, --pdfs or --sc-root")
+    if aila:
+        _check_embedded(aila, count_judgments(aila))
+    if pdfs and not any(p.suffix.lower() == ".pdf" for p in pdfs.iterdir()):
+        raise UserError(f"--pdfs {pdfs} holds no .pdf file")
     stats = run_ingest(sources, out)
     log.info("ingested %d documents (%d pages), %d failures -> %s", stats["n_documents"],
              stats["n_pages"], stats["n_failures"], out)
@@ -57,6 +63,30 @@ def ingest(
         write_json(metrics, {k: v for k, v in stats.items() if k not in timings})
     if timing:
         write_json(timing, timings)
+
+
+def _check_embedded(path: Path, judgments: int) -> None:
+    """The embedded data (``data/raw/CHECKSUMS.json``) as shipped: its checksum and count."""
+    import hashlib
+
+    try:
+        key = path.resolve().relative_to(RAW_CHECKSUMS.parent.resolve()).as_posix()
+    except ValueError:
+        return  # not embedded data: its count was checked alone
+    expected = json.loads(RAW_CHECKSUMS.read_text(encoding="utf-8")).get(key)
+    if expected is None:
+        return
+    if judgments != expected["judgments"]:
+        raise UserError(f"{path} is not the embedded data: {judgments} judgments, where "
+                        f"{RAW_CHECKSUMS} expects {expected['judgments']}")
+    if path.is_file():
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != expected["sha256"]:
+            raise UserError(f"{path} is not the embedded data: sha256 {digest.hexdigest()}, "
+                            f"where {RAW_CHECKSUMS} expects {expected['sha256']}")
 
 
 @app.command()

@@ -147,6 +147,8 @@ def _read_json(path: Path):
         raise UserError(f"{path} is not UTF-8 text (byte {error.start})") from None
     except RecursionError:
         raise UserError(f"{path} is not a fact sheet: JSON nested too deeply") from None
+    except ValueError as error:  # a number too long to read (Python's digit limit)
+        raise UserError(f"{path} is not JSON this reads: {error}") from None
 
 
 def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path, recording: Path,
@@ -188,7 +190,7 @@ def adjacency(
     extract_dir: Path = typer.Option(layout.EXTRACT),
     out: Path = typer.Option(layout.SECTION_EDGES),
     metrics: Optional[Path] = typer.Option(None, help="Write the edge counts here (JSON)."),
-    min_count: int = typer.Option(3, help="Co-citations needed for an edge."),
+    min_count: int = typer.Option(3, min=1, help="Co-citations needed for an edge."),
 ) -> None:
     """The section adjacency map (chapters, cross-references, co-citation, IPC->BNS, CrPC->BNSS)."""
     import pandas as pd

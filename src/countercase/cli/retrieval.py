@@ -151,6 +151,10 @@ def search(
         raise UserError("empty query: give the facts of a case to search with")
     if k is not None and k < 1:
         raise UserError(f"--k {k}: give the number of results to show, 1 or more")
+    for option, values in (("--section", section), ("--bench", bench),
+                           ("--section-type", section_type), ("--judge", judge)):
+        if any(not value.strip() for value in values):
+            raise UserError(f"{option} '': an empty filter; give a value or leave the option out")
     params = load_params(params_path).retrieve
     filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)

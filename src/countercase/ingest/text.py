@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from countercase.datasets.ids import natural_key
+from countercase.errors import CountercaseError
 from countercase.ingest.document import Document, IngestFailure, Page
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,35 @@ def text_document(doc_id: str, data: bytes, source_path: str) -> Document:
         "reader": "text/utf-8", "n_pages": 1, "n_bytes": len(data),
         "decode_replaced": replaced > 0, "n_replaced_chars": replaced,
     })
+
+
+class TextInputError(CountercaseError, ValueError):
+    """Judgments that cannot all be read: the message names the input and what is wrong."""
+
+
+def count_judgments(path: Path) -> int:
+    """The ``.txt`` judgments of a folder or a tar archive, read through once before any is
+    ingested: a damaged or truncated archive, a file that is no archive, or an input with no
+    judgment is an error, never a partial corpus."""
+    path = Path(path)
+    if path.is_dir():
+        found = sum(1 for p in path.iterdir() if p.suffix.lower() == ".txt" and p.is_file())
+    elif not tarfile.is_tarfile(path):
+        raise TextInputError(f"{path} is neither a folder of .txt judgments nor a tar archive")
+    else:
+        found = 0
+        try:
+            with tarfile.open(path, "r|*") as archive:
+                for member in archive:
+                    if member.isfile() and member.name.lower().endswith(".txt"):
+                        archive.extractfile(member).read()  # a short read raises here
+                        found += 1
+        except (OSError, tarfile.TarError, EOFError) as error:
+            raise TextInputError(f"{path}: damaged or truncated archive after {found} "
+                                 f"judgment(s) ({error}); nothing was ingested") from None
+    if not found:
+        raise TextInputError(f"{path} holds no .txt judgment")
+    return found
 
 
 class TextSource:
