@@ -13,6 +13,27 @@ RAW = ROOT / "data" / "raw"
 AILA_DIR = RAW / "aila2019"
 
 
+# The full suite is CI's; `pytest -m "not slow"` is the everyday tier. Slow by what a module
+# does, whatever it takes today: builds a whole project (SLOW_FIXTURES) or its indexes,
+# asks the LLM, drives a
+# browser, renders the paper or runs the notebooks. A test that trains a real model is marked
+# where it stands (@pytest.mark.slow), so its module's quick tests stay in the everyday tier.
+SLOW_MODULES = frozenset({
+    "test_notebooks", "test_paper", "test_explore_browser", "test_factsheet_llm",
+    "test_rerank_llm", "test_index_search", "test_evaluate", "test_chunking", "test_dense",
+    "test_ingest_pdf"})
+
+
+SLOW_FIXTURES = frozenset({"project", "tiny_model"})  # a project built, a tagger trained
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.stem in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames",
+                                                                          ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser):
     parser.addoption("--fuzz-examples", type=int, default=None,
                      help="examples per property of the fuzz suite (tests/test_fuzz.py); "

@@ -82,3 +82,29 @@ def test_config_defaults_are_params_yaml():
 
     found = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     assert Params() == found.model_copy(update={"budgets": Params().budgets})
+
+
+def _slow(function: ast.FunctionDef) -> bool:
+    return any("slow" in ast.unparse(d) for d in function.decorator_list)
+
+
+def test_the_everyday_tier_covers_every_package():
+    """``pytest -m "not slow"`` imports every package of ``countercase`` from at least one
+    test it runs, so marking a package's tests slow cannot empty the everyday tier of it."""
+    from conftest import SLOW_MODULES
+
+    covered = set()
+    for path in sorted((PACKAGE.parents[1] / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        quick = [f for f in tree.body if isinstance(f, ast.FunctionDef)
+                 and f.name.startswith("test_") and not _slow(f)]
+        if path.stem in SLOW_MODULES or not quick:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith("countercase."):
+                covered.add(node.module.split(".")[1])
+            elif isinstance(node, ast.ImportFrom) and node.module == "countercase":
+                covered.update(a.name for a in node.names)
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= covered, sorted(packages - covered)

@@ -118,6 +118,7 @@ def test_the_dev_score_ranks_the_pool(collection):
     assert pool_map(encoder(-1.0), pairs, citations) < 0.5
 
 
+@pytest.mark.slow  # training a real model
 def test_training_lowers_the_loss_and_a_seed_gives_one_model(collection, tmp_path):
     folder, groups = collection
     citations = read_citations(folder)
@@ -142,6 +143,7 @@ class _Interrupted(Exception):
     pass
 
 
+@pytest.mark.slow  # training a real model
 def test_an_interrupted_training_run_goes_on_to_the_same_model(collection, tmp_path):
     from countercase.biencoder.train import batch_loss
 
@@ -196,6 +198,7 @@ def test_a_saved_state_outlives_a_change_to_another_stage_s_parameters():
     assert resume_inputs(base, [Pair("C1", "facts", "C2", "cited", "C4", "not cited")]) != key
 
 
+@pytest.mark.slow  # training a real model
 def test_the_stage_refuses_an_encoder_that_did_not_learn(collection, tmp_path):
     folder, groups = collection
     params = Params().model_copy(update={"biencoder": Params().biencoder.model_copy(update={

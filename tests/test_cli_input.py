@@ -35,6 +35,7 @@ def test_tune_names_a_missing_folder(run_cli, tmp_path):
     assert code == 2 and "AILA folder not found" in err
 
 
+@pytest.mark.slow  # the rules read 200 KB of text by design
 def test_factsheet_reads_long_text_from_a_file_and_names_empty_input(run_cli, tmp_path, aila_files):
     code, _, err = run_cli("factsheet", "")
     assert code == 2 and "empty text" in err

@@ -9,6 +9,7 @@ import random
 import time
 
 import pikepdf
+import pytest
 
 from countercase.config import IngestParams
 from countercase.ingest.document import Document, IngestFailure
@@ -49,6 +50,7 @@ def test_each_bad_job_costs_only_itself_in_order(pdf_dir):
     assert "reader process died" in found["dies"].reason
 
 
+@pytest.mark.slow  # waits out the 6 s backstop by design
 def test_a_reader_that_hangs_without_cpu_is_stopped_by_the_backstop(pdf_dir):
     found = _run(["a", "hangs", "b"], pdf_dir, cpu_seconds=60, wall_seconds=6)
     assert "no answer within 6 s" in found["hangs"].reason

@@ -57,7 +57,14 @@ def _rows(n_cases: int, informative: bool) -> tuple[pd.DataFrame, list[dict], di
     return pd.DataFrame(checked), sample, labels
 
 
-def test_a_separating_score_is_kept_and_a_random_one_retired():
+def test_a_separating_score_is_kept_and_a_random_one_retired(monkeypatch):
+    from functools import partial
+
+    from countercase.perturb import calibration
+
+    # the rule's 2,000 resamples are the stage's; 300 decide these clear cases as well
+    monkeypatch.setattr(calibration, "auc_interval",
+                        partial(calibration.auc_interval, resamples=300))
     kept = calibrate(*_rows(40, informative=True), seed=3, floor=0.6)
     assert kept["test"]["auc"] == 1.0 and kept["test"]["auc_ci95"][0] >= 0.6
     assert not kept["retired"] and kept["enough_per_class"]

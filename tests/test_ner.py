@@ -144,6 +144,7 @@ def tiny_model(raw_dir, tmp_path_factory):
     return out / "model", report
 
 
+@pytest.mark.slow  # training a real model
 def test_the_first_window_probe_follows_the_full_run(raw_dir, tiny_model):
     from countercase.ner.train import first_window
 
@@ -155,6 +156,7 @@ def test_the_first_window_probe_follows_the_full_run(raw_dir, tiny_model):
     assert found["mean_loss"] == report["training"]["loss_first"]
 
 
+@pytest.mark.slow  # training a real model
 def test_a_tagger_that_did_not_learn_stops_the_stage(raw_dir, tmp_path):
     from countercase.learned import NotLearnedError
     from countercase.ner.train import train_ner

@@ -67,6 +67,7 @@ def test_reporter_citations_resolve_through_a_name_printed_beside_them(corpus):
     assert all(c.cited in {cited for _, cited in names} for c in reporters)
 
 
+@pytest.mark.slow  # training a real model
 def test_a_statute_mention_maps_to_its_aila_statute(raw_dir, corpus, aila_files):
     statutes = aila_files.statutes()
     mapping = map_statutes(((s["statute_id"], s["title"], s["text"]) for s in statutes),
@@ -166,6 +167,7 @@ def untrained_dir(tmp_path_factory):
     return untrained_minilm_cross_encoder(tmp_path_factory.mktemp("ce"))
 
 
+@pytest.mark.slow  # training a real model
 def test_onnx_scores_match_pytorch_and_do_not_depend_on_their_batch(untrained_dir, real_groups,
                                                                      tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -189,6 +191,7 @@ def test_onnx_scores_match_pytorch_and_do_not_depend_on_their_batch(untrained_di
     assert len(reranker.score(pairs[0][0], [("a", pairs[0][1]), ("b", pairs[1][1])])) == 2
 
 
+@pytest.mark.slow  # training a real model
 def test_a_tiny_real_training_run_lowers_the_loss(real_groups, tmp_path):
     from countercase.reranker.train import group_loss, load_backbone, train
 
@@ -216,6 +219,7 @@ class _Interrupted(Exception):
     """A session ending in the middle of a run."""
 
 
+@pytest.mark.slow  # training a real model
 def test_an_interrupted_training_run_goes_on_to_the_same_model(real_groups, tmp_path):
     import torch
 

@@ -76,14 +76,18 @@ def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
     if path.exists() and path.is_dir() != folder:
         raise UserError(f"{what} {path} is a {'file' if folder else 'folder'}, not a "
                         f"{'folder' if folder else 'file'}")
-    # tried, not asked: os.access says yes to root where the kernel still refuses (/proc)
-    folder_path = path if folder else path.parent
+    parent = path if path.exists() else path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"cannot write {what} {path}: {parent} is not a folder")
+    # tried with a file that leaves no trace, not asked: os.access says yes to root where the
+    # kernel still refuses (/proc)
     try:
-        folder_path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder_path):
+        with tempfile.TemporaryFile(dir=parent):
             pass
     except OSError as error:
-        raise UserError(f"cannot write {what} {path}: {folder_path} is not a writable folder "
+        raise UserError(f"cannot write {what} {path}: {parent} is not a writable folder "
                         f"({error.strerror or error})") from None
 
 
