@@ -36,6 +36,15 @@ def _require_case_inputs(edges: Path, documents: Path, sheets: Path, groups: Pat
         require(path, what)
 
 
+def _case_sets(params, edges: Path, documents: Path, sheets: Path, metadata: Path,
+               groups: Path, gold: Path, fresh: int = 0):
+    """The corpus query cases of the audit's and the calibration's samples (inputs checked)."""
+    from countercase.perturb.cases import ValidityInputs, load_cases
+
+    _require_case_inputs(edges, documents, sheets, groups, gold)
+    return load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold), fresh)
+
+
 @app.command()
 def factsheets(
     documents: Path = typer.Option(layout.DOCUMENTS),
@@ -561,13 +570,11 @@ def audit_sample(
     import pandas as pd
 
     from countercase.perturb.audit import ENGINES, draw, root_pool, summary, write_jsonl
-    from countercase.perturb.cases import ValidityInputs, load_cases
 
     if engine not in ENGINES:
         raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
-    _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path)
-    sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold), fresh)
+    sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold, fresh)
     cases = sets.fresh if fresh else sets.validity
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
     candidates = pool
@@ -604,12 +611,10 @@ def llm_calibration_sample(
 
     from countercase.perturb.audit import root_pool
     from countercase.perturb.calibration import write_sample
-    from countercase.perturb.cases import ValidityInputs, load_cases
 
-    _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path)
-    cases = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold)
-                       ).validity[:params.llm_check.cases]
+    cases = _case_sets(params, edges, documents, sheets, metadata, groups,
+                       gold).validity[:params.llm_check.cases]
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, "calibration")
     sample = write_sample(pool, audit, out, params.llm_check.calibration, params.seed)
     log.info("%d of %d candidates drawn (%d in the tuning half) -> %s", len(sample), len(pool),
