@@ -16,14 +16,15 @@
 # %% [markdown]
 # # 02 Retrieval
 # The retrieval pipeline the perturbation trees call, on the AILA 2019 corpus: one search with its
-# attribution, the statute search, and the evaluation of the conditions. Run `dvc repro evaluate`
+# attribution, the statute search, and the evaluation of the systems. Run `dvc repro evaluate`
 # first. The logic lives in `countercase.retrieve`, `countercase.experiment` and
 # `countercase.evaluate`; datasets come by id from `countercase.datasets`.
 
 # %% tags=["parameters"]
 QUERY = "AILA_Q12"  # the query searched below
-CONDITIONS = ["bm25_docs", "bm25", "full"]  # stored runs compared (stage evaluate)
-CITATION_CONDITIONS = ["bm25_docs", "full", "reduced_boost", "full_docs", "full_docs_prior"]
+SYSTEM = None  # the pipeline searched below, by its name in configs/systems.yaml (None: served)
+SYSTEMS = ["bm25_docs", "bm25", "full"]  # stored runs compared (stage evaluate)
+CITATION_SYSTEMS = ["bm25_docs", "full", "reduced_boost", "full_docs", "full_docs_prior"]
 
 # %%
 import json
@@ -36,10 +37,11 @@ from countercase.experiment import Experiment
 from countercase.experiment.runs import read_trec_run
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import open_retriever, open_statute_search
+from countercase.retrieve.registry import system
 
 workspace = Workspace()  # the project's files, found from wherever the notebook runs
 at = workspace.path
-params = workspace.params.retrieve
+params = system(SYSTEM or workspace.params.retrieve.system).served(workspace.params.retrieve)
 queries = datasets.load("aila2019/task1", at(layout.AILA)).queries
 precedents = open_retriever("precedents", params, workspace.index_paths)
 
@@ -60,18 +62,19 @@ pd.DataFrame([{"rank": h.rank, "statute": h.doc_id, "text": h.text[:80],
                **{k: round(v, 4) for k, v in h.scores.items()}} for h in hits])
 
 # %% [markdown]
-# The evaluation (`metrics/retrieval.json`): every condition on the test queries AILA_Q11..Q50.
+# The evaluation (`metrics/retrieval.json`): every system of `configs/systems.yaml` on the test
+# queries AILA_Q11..Q50.
 
 # %%
 scores = json.loads(at(layout.metrics("retrieval")).read_text())
 pd.concat({task: pd.DataFrame(by_condition).T for task, by_condition in scores.items()})
 
 # %% [markdown]
-# Per-query MAP of two conditions, to see where one wins.
+# Per-query MAP of the systems, to see where one wins.
 
 # %%
 table = pd.read_csv(at(layout.EVALUATE / "aila2019-task1" / "per_query.csv"))
-table.pivot(index="qid", columns="condition", values="MAP")[CONDITIONS].round(3)
+table.pivot(index="qid", columns="condition", values="MAP")[SYSTEMS].round(3)
 
 # %% [markdown]
 # A comparison of your own: any function from topics (qid -> text) to a run (qid -> ranked
@@ -84,9 +87,9 @@ def stored(name):
     return lambda topics: read_trec_run(at(layout.EVALUATE / "aila2019-task1" / f"{name}.run"))
 
 
-result = Experiment({name: stored(name) for name in CONDITIONS},
-                    datasets.load("aila2019/task1/test", at(layout.AILA)), baselines=[CONDITIONS[0]])
-pd.DataFrame(result.significance["MAP"][CONDITIONS[0]]).T
+result = Experiment({name: stored(name) for name in SYSTEMS},
+                    datasets.load("aila2019/task1/test", at(layout.AILA)), baselines=[SYSTEMS[0]])
+pd.DataFrame(result.significance["MAP"][SYSTEMS[0]]).T
 
 # %% [markdown]
 # The citation collection (`citations/tuning`, `citations/heldout`): corpus judgments that cite
@@ -95,7 +98,7 @@ pd.DataFrame(result.significance["MAP"][CONDITIONS[0]]).T
 # every system's search, and checked again on every run by the scoring loop, so a lever is
 # compared on hundreds of queries with the same call. Here on the stored held-out runs; the tuning grids
 # behind the configuration are in `metrics/tuning.json`, the choice in
-# `configs/tuning_choice.yaml`. (`CITATION_CONDITIONS = []` leaves this out, for a project
+# `configs/tuning_choice.yaml`. (`CITATION_SYSTEMS = []` leaves this out, for a project
 # without the collection.)
 
 # %%
@@ -103,11 +106,11 @@ def stored_citations(name):
     return lambda topics: read_trec_run(at(layout.EVALUATE / "citations" / f"{name}.run"))
 
 
-if CITATION_CONDITIONS:
+if CITATION_SYSTEMS:
     heldout = datasets.load("citations/heldout", at(layout.CITATIONS))
-    result = Experiment({name: stored_citations(name) for name in CITATION_CONDITIONS},
+    result = Experiment({name: stored_citations(name) for name in CITATION_SYSTEMS},
                         heldout, baselines=["full"])
     found = pd.concat({"mean": pd.DataFrame(result.aggregate()).T["MAP"],
                        "t p (Holm) vs full": pd.DataFrame(
                            result.significance["MAP"]["full"]).T["t_p_holm"]}, axis=1)
-found if CITATION_CONDITIONS else "the citation collection is left out (CITATION_CONDITIONS)"
+found if CITATION_SYSTEMS else "the citation collection is left out (CITATION_SYSTEMS)"

@@ -79,9 +79,9 @@ def test_the_stage_table_marks_what_runs_over_and_what_has_not_run():
 
 
 def test_the_first_stage_ablations_are_the_rules_list():
-    from countercase.evaluate.conditions import CONDITIONS
+    from countercase.retrieve.registry import SYSTEMS
 
     rule = yaml.safe_load((ROOT / "configs" / "budget_rule.yaml").read_text(encoding="utf-8"))
-    first_stage = [c for c in CONDITIONS if c.reference == "no_rerank" and c.name != "rerank"]
+    first_stage = [c for c in SYSTEMS if c.reference == "no_rerank" and c.name != "rerank"]
     assert [c.name for c in first_stage] == rule["evaluate_first_stage_ablations"]
     assert all(c.overrides.get("use_rerank") is False for c in first_stage)

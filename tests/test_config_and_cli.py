@@ -19,19 +19,24 @@ def test_project_params_load_and_are_typed():
     assert 0 < params.ingest.header_footer_band < 0.5
 
 
-def test_trees_search_the_configured_pipeline_with_their_own_fact_weight_and_reranker():
+def test_trees_search_their_system_at_their_own_fact_weight():
     from countercase.config import Params
+    from countercase.retrieve.registry import tree_params
 
     params = Params.model_validate({"retrieve": {"use_rerank": True, "fact_weight": 0.3,
                                                  "bm25_depth": 77},
                                     "perturb": {"fact_weight": 0.5}})
-    trees = params.tree_retrieve()
+    trees = tree_params(params)  # the trees' system: no_rerank
     assert (trees.fact_weight, trees.use_rerank, trees.bm25_depth) == (0.5, False, 77)
-    assert params.tree_retrieve(0.0).fact_weight == 0.0
-    on = params.model_copy(update={"perturb": params.perturb.model_copy(update={"rerank": True})})
-    assert on.tree_retrieve().use_rerank
+    assert tree_params(params, 0.0).fact_weight == 0.0
+    on = params.model_copy(update={"perturb": params.perturb.model_copy(update={"system": "full"})})
+    assert tree_params(on).use_rerank
     off = on.model_copy(update={"retrieve": on.retrieve.model_copy(update={"use_rerank": False})})
-    assert not off.tree_retrieve().use_rerank  # perturb.rerank never switches on a reranker
+    assert not tree_params(off).use_rerank  # the served system reranks only when it is chosen
+    docs = params.model_copy(update={"perturb": params.perturb.model_copy(
+        update={"system": "bm25_docs"})})
+    with pytest.raises(ConfigError, match="bm25_docs"):
+        tree_params(docs)  # whole judgments: no pipeline a tree can perturb
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -155,7 +155,7 @@ def test_a_trec_collection_runs_through_the_same_command(trec_collection, run_cl
 
 def test_conditions_that_read_no_vector_embed_nothing(trec_collection, run_cli, tmp_path):
     from countercase.config import load_params
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
 
     root, _ = trec_collection
     params = load_params()
@@ -237,7 +237,7 @@ def qids_of(root):
 
 def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monkeypatch, caplog):
     from countercase.config import RetrieveParams
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.run import runnable
 
     monkeypatch.chdir(tmp_path)  # no data/processed/dense_ft here
@@ -255,7 +255,7 @@ def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monke
 
 def test_the_fine_tuned_encoders_levers_wait_for_a_weight_above_0(tmp_path, monkeypatch, caplog):
     from countercase.config import RetrieveParams
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.run import runnable
 

@@ -16,15 +16,15 @@ from countercase import layout
 from countercase.notebooks import NotebookError, notebook_sources, run_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDITIONS = ["bm25_docs", "bm25", "full"]
+SYSTEMS = ["bm25_docs", "bm25", "full"]
 
 
 @pytest.fixture(scope="module")
 def notebook_project(project, raw_dir) -> Path:
     from countercase import datasets
     from countercase.case import Case, Workspace
-    from countercase.evaluate.conditions import BY_NAME
     from countercase.evaluate.run import evaluate_dataset
+    from countercase.retrieve.registry import BY_NAME
 
     shutil.copytree(ROOT / "metrics", project / "metrics", dirs_exist_ok=True)
     for name in ("relevance_judgments_priorcases.txt", "relevance_judgments_statutes.txt"):
@@ -36,7 +36,7 @@ def notebook_project(project, raw_dir) -> Path:
 
     doc_ids = set(pd.read_parquet(metadata, columns=["doc_id"])["doc_id"])
     evaluate_dataset(datasets.load("aila2019/task1/test", workspace.path(layout.AILA)),
-                     [BY_NAME[c] for c in CONDITIONS], workspace.index_paths,
+                     [BY_NAME[c] for c in SYSTEMS], workspace.index_paths,
                      params.retrieve.model_copy(update={"use_dense": False}),  # no embeddings
                      params.evaluate, workspace.path(layout.EVALUATE), doc_ids)
     explained = workspace.path(layout.EXPLANATIONS)
@@ -50,7 +50,7 @@ def test_every_notebook_runs_on_a_small_real_project(notebook_project, tmp_path)
     sources = notebook_sources(ROOT / "notebooks")
     assert [s.stem[:2] for s in sources] == ["01", "02", "03", "04"]
     report = run_notebooks(sources, tmp_path, notebook_project, {
-        "02_retrieval": {"CONDITIONS": CONDITIONS, "CITATION_CONDITIONS": []},
+        "02_retrieval": {"SYSTEMS": SYSTEMS, "CITATION_SYSTEMS": [], "SYSTEM": "bm25"},
         "04_validity_and_explanations": {"VALIDITY_ROWS": False}})
     assert report["notebooks"] == [s.stem for s in sources]
     for source in sources:

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from countercase import layout, opt_in
-from countercase.evaluate.conditions import BY_NAME, DEFAULT, OPT_IN
+from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
 from countercase.evaluate.regressions import select
 from countercase.readme import with_opt_in
 

@@ -280,7 +280,7 @@ def test_the_levers_the_paper_reports_are_evaluate_conditions():
     paper/retrieval_levers.yaml: a renamed or dropped condition would silently empty a row."""
     import yaml
 
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
 
     levers = yaml.safe_load((ROOT / "paper" / "retrieval_levers.yaml").read_text())
     named = [c for conditions in levers["levers"].values() for c in conditions]

@@ -154,7 +154,7 @@ def test_the_opt_in_evaluation_tests_against_the_default_runs_without_ranking_th
     tests its own conditions against them; their scores stay in the default build's file."""
     from countercase.config import Params
     from countercase.datasets import load
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.run import evaluate_dataset
     from countercase.experiment.runs import write_trec_run
     from countercase.experiment.systems import bm25_docs_system

@@ -45,9 +45,11 @@ def find_root(start: Path | None = None) -> Path:
 
 @dataclass
 class Workspace:
-    """The indexes, adjacency map, fact sheets and parameters cases are searched with."""
+    """The indexes, adjacency map, fact sheets and parameters cases are searched with; ``system``:
+    the system of ``configs/systems.yaml`` the trees search (default: ``perturb.system``)."""
 
     root: Path = field(default_factory=find_root)
+    system: str | None = None
 
     def path(self, relative: Path) -> Path:
         return Path(self.root) / relative
@@ -55,8 +57,14 @@ class Workspace:
     @cached_property
     def params(self):
         from countercase.config import load_params
+        from countercase.retrieve.registry import tree_params
 
-        return load_params(self.path(Path("params.yaml")))
+        params = load_params(self.path(Path("params.yaml")))
+        if self.system is not None:
+            params = params.model_copy(update={"perturb": params.perturb.model_copy(
+                update={"system": self.system})})
+            tree_params(params)  # an unknown system, or none a tree can search, fails here
+        return params
 
     @cached_property
     def index_paths(self):
@@ -67,10 +75,11 @@ class Workspace:
 
     @cached_property
     def retriever(self):
-        """The precedent pipeline as the trees run it (``Params.tree_retrieve``)."""
+        """The precedent pipeline as the trees run it (the trees' system)."""
         from countercase.retrieve.load import open_retriever
+        from countercase.retrieve.registry import tree_params
 
-        return open_retriever("precedents", self.params.tree_retrieve(), self.index_paths)
+        return open_retriever("precedents", tree_params(self.params), self.index_paths)
 
     @cached_property
     def edges(self) -> pd.DataFrame:

@@ -1,15 +1,26 @@
-"""The typed configuration, read from ``params.yaml``: one section per pipeline stage."""
+"""The typed configuration, read from ``params.yaml``: one section per pipeline stage.
+
+Some values are not settings but choices a stage makes by a written rule: the retrieval
+pipeline's tuned weights (stage ``tune``), the reranker on or off (``train_reranker``) and the
+trees' fact weight (``perturb``). Each is read from the choice file its stage writes
+(:data:`CHOICES`), which the stages that read it declare as a DVC dependency; ``params.yaml``
+never holds them, so nothing is copied by hand.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from countercase import layout
 from countercase.errors import CountercaseError
+
+log = logging.getLogger(__name__)
 
 
 class _Section(BaseModel):
@@ -47,6 +58,7 @@ class IndexParams(_Section):
 class RetrieveParams(_Section):
     """Every stage can be switched off: the ablations are exactly these switches."""
 
+    system: str = "full"  # the system served, by its name in configs/systems.yaml
     use_bm25: bool = True
     use_dense: bool = True
     use_mmr: bool = True
@@ -134,8 +146,8 @@ class PerturbParams(_Section):
     chunk_depth: int = Field(300, gt=0)  # chunk candidates per text retriever at every node
     fact_weights: list[float] = [0.0, 0.25, 0.5, 1.0, 2.0]  # the trees' fact weight: chosen on
     #                                                          the tuning cases
-    fact_weight: float = Field(0.0, ge=0)  # the choice, copied by hand (`countercase tree`)
-    rerank: bool = False  # the domain reranker at every node too (when retrieve.use_rerank)
+    fact_weight: float = Field(0.0, ge=0)  # that choice (configs/trees_choice.yaml)
+    system: str = "no_rerank"  # the trees' system, by its name in configs/systems.yaml
     workers: int = Field(2, ge=1, le=2)  # processes (2: the validity cases in a second one)
 
 
@@ -298,20 +310,106 @@ class Params(_Section):
     scaleout: ScaleoutParams = ScaleoutParams()
     budgets: BudgetParams = BudgetParams()
 
-    def tree_retrieve(self, fact_weight: float | None = None) -> RetrieveParams:
-        """The precedent pipeline a perturbation tree searches at every node: ``retrieve`` at
-        the trees' fact weight (``perturb.fact_weight`` unless given), with the domain
-        reranker only when ``perturb.rerank`` is on too."""
-        return self.retrieve.model_copy(update={
-            "fact_weight": self.perturb.fact_weight if fact_weight is None else fact_weight,
-            "use_rerank": self.retrieve.use_rerank and self.perturb.rerank})
-
 
 class ConfigError(CountercaseError, ValueError):
     """A params file that is missing, unreadable or invalid; the message names the file."""
 
 
-def load_params(path: str | Path = "params.yaml") -> Params:
+def _pick(found: dict, source: Path, *keys: str) -> Any:
+    value: Any = found
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            raise ConfigError(f"{source}: no {'.'.join(keys)} (rerun the stage that writes it)")
+        value = value[key]
+    return value
+
+
+def tuned_retrieve(choice: dict, source: Path = layout.TUNING_CHOICE) -> dict[str, dict]:
+    """The ``retrieve`` values a tuning choice sets: the precedent pipeline's grids (dense
+    weight and MMR, fact weight, query reduction) and, where it holds one, the statute grid."""
+    precedents = _pick(choice, source, "precedents")
+    dense = {"precedents": _pick(precedents, source, "pipeline", "dense")}
+    mmr = ["precedents"] if _pick(precedents, source, "pipeline", "mmr") else []
+    values: dict[str, Any] = {"fact_weight": _pick(precedents, source, "facts", "facts"),
+                              "query_reduction": _pick(precedents, source, "reduction",
+                                                       "reduction")}
+    if "statutes" in choice:
+        dense["statutes"] = _pick(choice, source, "statutes", "dense")
+        mmr += ["statutes"] if _pick(choice, source, "statutes", "mmr") else []
+        values |= {"bridge_depth": _pick(choice, source, "statutes", "bridge_depth"),
+                   "bridge_rank_offset": _pick(choice, source, "statutes", "bridge_rank_offset"),
+                   "bridge_weights": {"direct": _pick(choice, source, "statutes",
+                                                      "direct_weight"), "precedents": 1.0}}
+    return {"retrieve": {**values, "mmr_tasks": mmr,
+                         "fusion_weights": {task: {"bm25": 1.0, "dense": weight}
+                                            for task, weight in dense.items()}}}
+
+
+def _reranker(choice: dict, source: Path) -> dict[str, dict]:
+    return {"retrieve": {"use_rerank": _pick(choice, source, "use_rerank"),
+                         "rerank_first_stage_weight": _pick(choice, source,
+                                                            "first_stage_weight")}}
+
+
+def _trees(choice: dict, source: Path) -> dict[str, dict]:
+    return {"perturb": {"fact_weight": _pick(choice, source, "fact_weight")}}
+
+
+# name -> (the choice file, relative to params.yaml's folder; the stage that writes it; the
+# values it sets, by section)
+CHOICES: dict[str, tuple[Path, str, Callable[[dict, Path], dict[str, dict]]]] = {
+    "tuning": (layout.TUNING_CHOICE, "tune", tuned_retrieve),
+    "reranker": (layout.RERANKER_CHOICE, "train_reranker", _reranker),
+    "trees": (layout.TREES_CHOICE, "perturb", _trees),
+}
+# the keys each choice sets (what params.yaml must not hold)
+ADOPTED = {"tuning": ("retrieve.fusion_weights", "retrieve.mmr_tasks", "retrieve.fact_weight",
+                      "retrieve.query_reduction", "retrieve.bridge_depth",
+                      "retrieve.bridge_rank_offset", "retrieve.bridge_weights"),
+           "reranker": ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"),
+           "trees": ("perturb.fact_weight",)}
+
+
+def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:
+    """``raw`` (params.yaml's mapping) with the values of the choice files ``names``; a choice
+    not made yet (its file missing) leaves the defaults of :class:`Params`. ``raw`` holding a
+    chosen value is an error, whichever choices are adopted."""
+    for name, keys in ADOPTED.items():
+        held = [key for key in keys if isinstance(raw.get(key.split(".")[0]), dict)
+                and key.split(".")[1] in raw[key.split(".")[0]]]
+        if held:
+            raise ConfigError(f"{path}: {', '.join(held)}: chosen by stage {CHOICES[name][1]} "
+                              f"({CHOICES[name][0]}); remove it from {path.name}")
+    for name in names:
+        relative, stage, values_of = CHOICES[name]
+        source = root / relative
+        if not source.is_file():
+            log.debug("no %s (stage %s): its values are the defaults", source, stage)
+            continue
+        try:
+            found = yaml.safe_load(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            raise ConfigError(f"cannot read the choice file {source}: {error}") from None
+        if not isinstance(found, dict):
+            raise ConfigError(f"{source}: not a mapping (rerun stage {stage})")
+        for section, values in values_of(found, source).items():
+            if isinstance(raw.get(section) or {}, dict):  # else named by the validation
+                raw = {**raw, section: {**(raw.get(section) or {}), **values}}
+    return raw
+
+
+def write_choice(path: Path, picked: dict, header: str) -> None:
+    """A choice file: ``header`` (who wrote it, and that it was before the test) as comments,
+    then the chosen values and their rule."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    comments = "".join(f"# {line}\n" for line in header.split("\n"))
+    path.write_text(comments + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
+
+
+def load_params(path: str | Path = "params.yaml",
+                adopt: Iterable[str] = tuple(CHOICES)) -> Params:
+    """``path``'s parameters with the choices ``adopt`` names (default: every one) read from
+    their files beside it; a stage that writes a choice adopts none that follow from it."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -321,6 +419,9 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         raise ConfigError(f"{path} is not UTF-8 text (byte {error.start})") from None
     except (yaml.YAMLError, RecursionError) as error:
         raise ConfigError(f"{path} is not valid YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: not a mapping of sections")
+    raw = _adopt(raw, path.parent, adopt, path)
     try:
         return Params.model_validate(raw)
     except ValidationError as error:

@@ -70,7 +70,7 @@ def statute_parity(precisions: tuple[str, ...] = encoders.PRECISIONS,
     """MAP of ``conditions`` on AILA Task 2 with the statutes embedded in each precision."""
     from countercase.config import load_params
     from countercase.datasets import load
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.run import evaluate_dataset
     from countercase.index.dense import build_embeddings
     from countercase.retrieve.load import IndexPaths

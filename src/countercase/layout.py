@@ -75,6 +75,9 @@ BIENCODER_SPLIT = BIENCODER / "split.json"  # its train and dev queries of the c
 DENSE_FT = PROCESSED / "dense_ft"  # the chunks embedded by that encoder
 TUNING_CHOICE = Path("configs/tuning_choice.yaml")  # what `tune` chose and the rule, before the test
 TUNING_FT_CHOICE = Path("configs/tuning_ft_choice.yaml")  # the fine-tuned encoder's weight (tune_ft)
+SYSTEMS = Path("configs/systems.yaml")  # the registry of retrieval systems, by name
+RERANKER_CHOICE = Path("configs/reranker_choice.yaml")  # the reranker on or off (train_reranker)
+TREES_CHOICE = Path("configs/trees_choice.yaml")  # the trees' fact weight (perturb)
 EVALUATE = PROCESSED / "evaluate"
 EVALUATE_FT = PROCESSED / "evaluate_ft"  # the opt-in pipeline's conditions (evaluate_ft)
 RERANK_LLM = PROCESSED / "rerank_llm"
@@ -142,7 +145,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "latency": {"outs": (), "metrics": (metrics("latency"),)},
     "citations": {"outs": (CITATIONS,), "metrics": (metrics("citations"),)},
     "tune": {"outs": (metrics("tuning"), TUNING_CHOICE), "metrics": ()},
-    "train_reranker": {"outs": (RERANKER,), "metrics": (metrics("reranker"), timing("reranker"))},
+    "train_reranker": {"outs": (RERANKER, RERANKER_CHOICE),
+                       "metrics": (metrics("reranker"), timing("reranker"))},
     "train_biencoder": {"outs": (BIENCODER,), "metrics": (metrics("biencoder"),)},
     "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
     "tune_ft": {"outs": (metrics("tuning_ft"), TUNING_FT_CHOICE), "metrics": ()},
@@ -152,7 +156,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "evaluate_ft": {"outs": (EVALUATE_FT, metrics("evaluation_ft")),
                     "metrics": (metrics("retrieval_ft"), timing("evaluate_ft"))},
     "regress_ft": {"outs": (), "metrics": (metrics("regress_ft"),)},
-    "perturb": {"outs": (TREES,), "metrics": (metrics("counterfactual"), timing("perturb"))},
+    "perturb": {"outs": (TREES, TREES_CHOICE),
+                "metrics": (metrics("counterfactual"), timing("perturb"))},
     "llm_check": {"outs": (LLM_CHECK,), "metrics": (metrics("llm_check"), timing("llm_check"))},
     "explain": {"outs": (EXPLANATIONS,), "metrics": (metrics("explanations"), timing("explain"))},
     "topology": {"outs": (), "metrics": (metrics("topology"),)},

@@ -52,7 +52,8 @@ def _statutes(repository: Path, out: Path, first: int | None) -> Path:
 def build_project(out: Path, repository: Path, judgments: list[str] | None = None,
                   statutes: int | None = None, min_count: int = 3) -> Path:
     """``out`` as a project: ``judgments`` (default: all of AILA's) and ``statutes`` (default:
-    all) from the ``repository``'s embedded data, with its ``params.yaml`` and ``dvc.yaml``;
+    all) from the ``repository``'s embedded data, with its ``params.yaml``, ``dvc.yaml`` and
+    choice files;
     ``min_count``: co-citations that make a section edge (the adjacency stage's default)."""
     import pandas as pd
 
@@ -71,6 +72,10 @@ def build_project(out: Path, repository: Path, judgments: list[str] | None = Non
     out.mkdir(parents=True, exist_ok=True)
     for name in ("params.yaml", "dvc.yaml"):
         shutil.copy(repository / name, out / name)
+    for choice in (layout.TUNING_CHOICE, layout.RERANKER_CHOICE, layout.TREES_CHOICE):
+        if (repository / choice).is_file():  # the choices the whole corpus's stages made
+            (out / choice).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(repository / choice, out / choice)
     params = load_params(out / "params.yaml")
     (out / layout.AILA).mkdir(parents=True, exist_ok=True)
     shutil.copy(repository / layout.AILA_QUERIES, out / layout.AILA_QUERIES)

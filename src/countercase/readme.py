@@ -284,7 +284,8 @@ def _facts(o: Outputs) -> list[tuple[str, str, str]]:
 def _learned(o: Outputs) -> list[tuple[str, str, str]]:
     rows = []
     reranker, params = o.metric("reranker.json"), o.yaml("params.yaml")
-    if reranker and params:
+    choice = o.yaml("configs/reranker_choice.yaml")  # the stage's decision by its rule
+    if reranker and params and choice:
         training, valid = reranker["training"], reranker["validation"]
         w = valid["best_first_stage_weight"]
         rows.append((
@@ -298,7 +299,7 @@ def _learned(o: Outputs) -> list[tuple[str, str, str]]:
             f"blended with the first stage at w {w} "
             f"{_f(valid['first_stage_weight'][str(w)]['MAP'])} against `no_rerank` "
             f"{_f(valid['no_rerank']['MAP'])}: the reranker is "
-            f"{'on' if params['retrieve']['use_rerank'] else 'off'}"
+            f"{'on' if choice['use_rerank'] else 'off'} (`configs/reranker_choice.yaml`)"
             + "".join(f"; {name} beside: {_f(_served(found)['MAP'])} against `no_rerank` "
                       f"{_f(found['no_rerank']['MAP'])}"
                       for name, found in _flat(reranker.get("scored_beside", {})).items()),

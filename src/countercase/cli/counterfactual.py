@@ -13,7 +13,8 @@ from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION,
                                   UserError, app, require, write_json)
-from countercase.config import load_params
+from countercase.config import load_params, write_choice
+from countercase.retrieve.registry import tree_params
 
 log = logging.getLogger("countercase")
 
@@ -319,6 +320,8 @@ def perturb(
     sheets: Path = CASE_SHEETS_OPTION,
     groups: Path = GROUPS_OPTION,
     gold: Path = GOLD_OPTION,
+    choice: Path = typer.Option(layout.TREES_CHOICE,
+                                help="Where the trees' fact weight and its rule go."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
@@ -335,21 +338,25 @@ def perturb(
     from countercase.processes import Apart
 
     _require_case_inputs(edges, documents, sheets, groups, gold)
-    params = load_params(params_path)
+    params = load_params(params_path, adopt=("tuning", "reranker"))  # it writes the trees'
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
-    retriever = open_retriever("precedents", params.tree_retrieve(0.0), paths, facts=True)
+    retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)
     edge_table = pd.read_parquet(edges)
     sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold))
     weight = choose_tree_weight(retriever, params, sets)
     chosen = weight["chosen"]
+    write_choice(choice, {"rule": weight["rule"], "fact_weight": chosen,
+                          "tuning_cases": weight["n_cases"], "grid": weight["grid"]},
+                 "Written by `countercase perturb` (stage perturb) from its tuning cases; the "
+                 "trees are built with it, and\n`countercase tree` and the explorer read it.")
     # the validity cases in a second process while this one builds the gold rows and the trees
     with Apart(params.perturb.workers) as apart:
         validity_set = apart.submit(validity_rows_apart, paths, params, sets.validity,
                                     edge_table, chosen, sets.precedents)
         gold_rows = validity_rows("gold", sets.gold, case_search(retriever, params), edge_table,
                                   params, chosen, sets.precedents)
-        trees = retriever.with_params(params.tree_retrieve(chosen))
+        trees = retriever.with_params(tree_params(params, chosen))
         report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
         report["summary"]["corpus_trees"] = corpus_trees(
             sets.validity, trees, edge_table, params.perturb, out / layout.CORPUS_TREES.name)
@@ -488,6 +495,9 @@ def tree(
     sheet: Optional[Path] = typer.Option(None, help="A fact sheet JSON (structured queries)."),
     depth: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.depth."),
     branching: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.branching."),
+    system: Optional[str] = typer.Option(
+        None, help="The system every node searches, by its name in configs/systems.yaml (a "
+        "pipeline over the built indexes; default: params.yaml perturb.system)."),
     out: Path = typer.Option(Path("tree.json")),
     markdown: Optional[Path] = typer.Option(
         None, help="Also explain the tree (JSON with explanations) and write its Markdown here."),
@@ -515,6 +525,10 @@ def tree(
         raise UserError("give exactly one of --query, --text, --sheet")
     require(edges, "section adjacency map (stage `adjacency`)")
     params = load_params(params_path)
+    if system is not None:
+        params = params.model_copy(update={"perturb": params.perturb.model_copy(
+            update={"system": system})})
+    pipeline = tree_params(params)  # an unknown system, or none a tree can search: exit 2
     depth = params.perturb.depth if depth is None else depth
     branching = params.perturb.branching if branching is None else branching
     if query:
@@ -528,7 +542,7 @@ def tree(
     else:
         require(sheet, "fact sheet file")
         root = validate_sheet(_read_json(sheet))
-    retriever = open_retriever("precedents", params.tree_retrieve(),
+    retriever = open_retriever("precedents", pipeline,
                                IndexPaths(index_dir, dense_dir, chunks, metadata))
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
                              params.perturb.k, text=text, prune_below=params.perturb.prune_below,

@@ -18,13 +18,17 @@ def explore(
     port: int = typer.Option(5006, help="Port to serve on."),
     address: str = typer.Option("127.0.0.1", help="Address to listen on (local by default)."),
     show: bool = typer.Option(False, help="Open a browser tab."),
+    system: Optional[str] = typer.Option(
+        None, help="The system every node searches, by its name in configs/systems.yaml (a "
+        "pipeline over the built indexes; default: params.yaml perturb.system)."),
 ) -> None:
     """Serve the tree explorer: load a case, review its fact sheet, open its perturbation tree
     node by node with each diff and explanation, edit a node, export the tree."""
     from countercase.case import Workspace, find_root
     from countercase.explore.app import serve
 
-    workspace = Workspace(find_root(root))
+    workspace = Workspace(find_root(root), system)
+    workspace.params  # noqa: B018 (an unknown system is named before anything is served)
     for needed, stage in ((layout.INDEX, "index"), (layout.SECTION_EDGES, "adjacency"),
                           (layout.JUDGMENT_SHEETS, "factsheets"), (layout.CHUNKS, "extract")):
         if not workspace.path(needed).exists():

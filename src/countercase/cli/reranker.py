@@ -12,7 +12,7 @@ import typer
 from countercase import layout, stage_times
 from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, require_folder, write_json)
-from countercase.config import load_params
+from countercase.config import load_params, write_choice
 
 log = logging.getLogger("countercase")
 
@@ -40,6 +40,8 @@ def train_reranker(
     out: Path = typer.Option(layout.RERANKER),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
+    choice: Path = typer.Option(layout.RERANKER_CHOICE,
+                                help="Where the choice (reranker on or off) and its rule go."),
     judgments: int = typer.Option(0, help="Mine only this many citing judgments (0: all)."),
     resume_dir: Path = typer.Option(
         layout.RERANKER_RESUME, help="The training state is saved here every "
@@ -47,10 +49,13 @@ def train_reranker(
         "the stage is done."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it."""
+    """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it, and
+    decide whether the pipeline reranks."""
+    from countercase.reranker.choice import decide
     from countercase.reranker.run import run_train_reranker
 
-    params = load_params(params_path)
+    # the validation's candidates are the tuned first stage; the choice it writes is no input
+    params = load_params(params_path, adopt=("tuning",))
     if params.reranker.validate_on == "citations":
         require_folder(citations, "citation collection (stage citations)")
     for path, what in ((documents, "documents file"), (extract_dir / "chunks.parquet", "chunks"),
@@ -70,7 +75,11 @@ def train_reranker(
         write_json(metrics, found["report"])
     if timing:
         write_json(timing, found["timing"])
-    log.info("reranker -> %s (%s)", out, found["timing"])
+    picked = decide(found["report"]["validation"], params.reranker.select_by)
+    write_choice(choice, picked, "Written by `countercase train-reranker` (stage train_reranker) "
+                 "before any test query sees the model;\nthe measurements are in "
+                 "metrics/reranker.json. The stages that retrieve read it.")
+    log.info("reranker -> %s (%s); %s", out, found["timing"], picked["decision"])
 
 
 @app.command()

@@ -14,7 +14,7 @@ from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
                                   PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
                                   require_folder, write_json)
-from countercase.config import load_params
+from countercase.config import load_params, write_choice
 
 log = logging.getLogger("countercase")
 # what the scoring commands (evaluate, regress) run the conditions with
@@ -134,16 +134,23 @@ def search(
     section_type: list[str] = typer.Option([], help="Facts, Held, Ratio, ... (repeatable)."),
     judge: list[str] = typer.Option([], help="Judge surname (post-filter, repeatable)."),
     k: Optional[int] = typer.Option(None, help="Results to show (default: params)."),
+    system: Optional[str] = typer.Option(
+        None, help="A system of configs/systems.yaml (default: params.yaml retrieve.system)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
+    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
+    citations: Path = CITATIONS_OPTION,
+    choice: Path = CHOICE_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """Search precedents (judgments) or statutes, with the passage that ranked each."""
+    """Search precedents (judgments) or statutes with any system of the registry: a pipeline
+    system shows the passage that ranked each judgment; the others rank whole judgments."""
     from countercase.retrieve.filters import SearchFilter
     from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
+    from countercase.retrieve.registry import system as registered
 
     if task not in layout.TASKS:
         raise UserError(f"unknown task {task!r}: use precedents or statutes")
@@ -155,13 +162,55 @@ def search(
                            ("--section-type", section_type), ("--judge", judge)):
         if any(not value.strip() for value in values):
             raise UserError(f"{option} '': an empty filter; give a value or leave the option out")
-    params = load_params(params_path).retrieve
+    params = load_params(params_path)
+    spec = registered(system or params.retrieve.system)
+    if task not in spec.tasks:
+        raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
     filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
-    retriever = (open_retriever(task, params, paths) if task == "precedents"
-                 else open_statute_search(params, paths))
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
+    if not spec.pipeline:
+        if any((year_from, year_to, section, bench, section_type, judge)):
+            raise UserError(f"system {spec.name} takes no filter (it is no pipeline over the "
+                            "built indexes); the pipeline systems take --year-from, --section, "
+                            "...")
+        rows = _system_rows(spec, task, query, k or params.retrieve.k, paths, params,
+                            citations, choice)
+        _print_rows(rows, as_json)
+        return
+    served = spec.served(params.retrieve)
+    retriever = (open_retriever(task, served, paths) if task == "precedents"
+                 else open_statute_search(served, paths))
     result = retriever.search(query, filters, k)
     _print_rows([_result_row(hit, task) for hit in result.documents], as_json)
+
+
+def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: Path,
+                 choice: Path) -> list[dict]:
+    """The top ``k`` judgments of a system that is no pipeline over the built indexes (whole
+    judgments, the fact channel, a lever, another encoder or chunking), ranked
+    as the evaluate stage ranks them (its depth, cut to ``k``); a system that cannot run here
+    is refused with its reason."""
+    import pandas as pd
+
+    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.run import condition_system, why_not
+
+    levers = (LeverSource.read(choice, citations if citations.is_dir() else None)
+              if spec.level == "lever" and choice.exists() else None)
+    supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
+    supplied |= {"citations", "dates"} if citations.is_dir() else set()
+    why = why_not([spec], task, params.retrieve, None, levers, frozenset(supplied),
+                  paths.fact_index)
+    if why:
+        raise UserError(f"system {spec.name} cannot run here: {why[spec.name]}")
+    rank = condition_system(spec, task, paths, params.retrieve, params.evaluate, levers=levers)
+    run = rank({"query": query})["query"][:k]
+    years = {}
+    if paths.metadata.is_file():
+        table = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
+        years = dict(zip(table["doc_id"], table["year"]))
+    return [{"rank": i, "judgment": doc, "year": years.get(doc), "score": round(score, 4)}
+            for i, (doc, score) in enumerate(run, start=1)]
 
 
 @app.command()
@@ -192,8 +241,9 @@ def evaluate(
     collection: list[str] = typer.Option(
         [], help="aila2019-task1, aila2019-task2 and/or citations (the citation collection's "
                  "held-out half; default: all three)."),
-    condition: list[str] = typer.Option([], help="Conditions to run (default: all the default "
-                                             "pipeline builds; with --opt-in, the opt-in ones)."),
+    system: list[str] = typer.Option(
+        [], "--system", "--condition", help="Systems of configs/systems.yaml to run (default: "
+        "every one the default pipeline builds; with --opt-in, the opt-in ones)."),
     opt_in: bool = OPT_IN_OPTION,
     aila_dir: Path = AILA_OPTION,
     docs: Optional[Path] = typer.Option(None, help="Another collection: documents JSONL."),
@@ -227,16 +277,16 @@ def evaluate(
     import pandas as pd
 
     from countercase.datasets import AILA_COLLECTIONS, load, trec_dataset
-    from countercase.evaluate.conditions import HELDOUT
+    from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT
     from countercase.evaluate.levers import LeverSource
-    from countercase.evaluate.run import VariantSource, evaluate_dataset
+    from countercase.evaluate.run import VariantSource, evaluate_dataset, why_not
     from countercase.evaluate.trec import index_collection
     from countercase.resume import inputs_fingerprint
     from countercase.retrieve.load import IndexPaths
 
     started = time.perf_counter()
     params = load_params(params_path)
-    chosen = _conditions(condition, opt_in)
+    chosen = _systems(system, opt_in)
     if (docs or topics or qrels) and not (docs and topics and qrels):
         raise UserError("a TREC collection needs --docs, --topics and --qrels together")
     known = [*AILA_COLLECTIONS, "citations"]
@@ -246,12 +296,19 @@ def evaluate(
     scores, notes = {}, {}
     if docs:
         dataset = trec_dataset(docs, topics, qrels)
+        levers = LeverSource.read(choice, None, ft_choice) if choice.exists() else None
+        why = why_not(chosen, dataset.task, params.retrieve, None, levers, frozenset())
+        why |= {c.name: f"ranks {', '.join(c.tasks)} only" for c in chosen
+                if dataset.task not in c.tasks}
+        if why and system:
+            raise UserError(f"{docs}: cannot run " + "; ".join(
+                f"{name}: {reason}" for name, reason in why.items()))
+        chosen = [c for c in chosen if c.name not in why]
         embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
                     for c in chosen)
         paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract,
                                           embed)
         jobs = [(dataset, paths, doc_ids, None, chosen)]
-        levers = None
     else:
         paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
         variants = (VariantSource(documents, chunks.parent, out / "chunkings")
@@ -274,10 +331,11 @@ def evaluate(
                  paths.fact_index, Path(params.retrieve.rerank_model).parent,
                  *([ft_choice, layout.DENSE_FT] if any(c.opt_in for c in chosen) else [])])
         resume = (resume_dir, inputs_fingerprint(
-            read, params.model_dump_json(), json.dumps([collection, condition, opt_in])))
+            read, params.model_dump_json(), json.dumps([collection, system, opt_in])))
     for dataset, paths, doc_ids, variants, conditions in jobs:
         result = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                                  out, doc_ids, variants, levers, resume, compare_runs)
+                                  out, doc_ids, variants, levers, resume, compare_runs,
+                                  frozenset() if docs else CORPUS_SUPPLIES)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
         stage_times.carry(result["seconds_in_earlier_runs"])
@@ -293,12 +351,13 @@ def evaluate(
     _print_scores(scores)
 
 
-def _conditions(names: list[str], opt_in: bool = False) -> list:
-    from countercase.evaluate.conditions import BY_NAME, DEFAULT, OPT_IN
+def _systems(names: list[str], opt_in: bool = False) -> list:
+    from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
 
     unknown = [c for c in names if c not in BY_NAME]
     if unknown:
-        raise UserError(f"unknown condition(s) {', '.join(unknown)}: use {', '.join(BY_NAME)}")
+        raise UserError(f"unknown system(s) {', '.join(unknown)} (configs/systems.yaml): use "
+                        f"{', '.join(BY_NAME)}")
     return [BY_NAME[c] for c in names] or list(OPT_IN if opt_in else DEFAULT)
 
 
@@ -332,7 +391,7 @@ def regress(
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
     from countercase.evaluate import regress as run
-    from countercase.evaluate.conditions import BY_NAME
+    from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.regressions import select
     from countercase.evaluate.run import VariantSource
@@ -409,18 +468,19 @@ def tune(
 
     require_folder(aila_dir, "AILA folder")
     require_folder(citations, "citation collection (stage citations)")
-    params = load_params(params_path)
+    params = load_params(params_path, adopt=())  # its own choice is none of its inputs
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     tuning = load("citations/tuning", citations)
     statutes = load("aila2019/task2/tuning", aila_dir)
-    report = {"precedents": tune_precedents(tuning, load("aila2019/task1/tuning", aila_dir), params,
-                                            paths, read_citations(citations).links),
-              "statutes": tune_statutes(statutes, params, paths)}
+    precedents = tune_precedents(tuning, load("aila2019/task1/tuning", aila_dir), params, paths,
+                                 read_citations(citations).links)
+    report = {"precedents": precedents,
+              "statutes": tune_statutes(statutes, params, paths, precedents)}
     write_json(out, report)
     picked = chosen(report, tuning, statutes)
-    _write_choice(choice, picked, "Written by `countercase tune` (stage tune) before the test "
-                  "queries are scored; the grids are in\nmetrics/tuning.json. The retrieve "
-                  "parameters are copied into params.yaml by hand.")
+    write_choice(choice, picked, "Written by `countercase tune` (stage tune) before the test "
+                 "queries are scored; the grids are in\nmetrics/tuning.json. The stages that "
+                 "retrieve read it (countercase.config.CHOICES).")
     log.info("tune: %s", picked)
 
 
@@ -463,19 +523,9 @@ def tune_ft(
                          ft_dense, LeverSource.read(choice, citations))
     write_json(out, report)
     picked = choice_ft(report, dev)
-    _write_choice(ft_choice, picked, "Written by `countercase tune-ft` (stage tune_ft) before "
+    write_choice(ft_choice, picked, "Written by `countercase tune-ft` (stage tune_ft) before "
                   "the test queries are scored; the grid is in\nmetrics/tuning_ft.json.")
     log.info("tune-ft: %s", picked)
-
-
-def _write_choice(path: Path, picked: dict, header: str) -> None:
-    """A choice file: ``header`` (who wrote it, and that it was before the test) as comments,
-    then the chosen values and their rule."""
-    import yaml
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    comments = "".join(f"# {line}\n" for line in header.split("\n"))
-    path.write_text(comments + yaml.safe_dump(picked, sort_keys=False), encoding="utf-8")
 
 
 def _print_scores(scores: dict) -> None:

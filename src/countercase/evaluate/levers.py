@@ -16,7 +16,7 @@ import yaml
 from countercase.config import RetrieveParams
 from countercase.datasets import CollectionError
 from countercase.datasets.citations import read_citations
-from countercase.evaluate.conditions import BY_NAME
+from countercase.retrieve.registry import BY_NAME
 from countercase.experiment import System
 from countercase.experiment.levers import citation_counts, fused, passage_system, with_prior
 from countercase.experiment.systems import bm25_docs_system
@@ -56,7 +56,9 @@ class LeverSource:
     ft_weight: float | None = None
 
     @classmethod
-    def read(cls, choice: Path, citations: Path, ft_choice: Path | None = None) -> "LeverSource":
+    def read(cls, choice: Path, citations: Path | None,
+             ft_choice: Path | None = None) -> "LeverSource":
+        """The choices and, with ``citations`` (None: a collection without them), its links."""
         found = _read(choice, "tune")
         picked, tuned = found.get("precedents"), found.get("tuned_system", "full")
         if tuned not in BY_NAME:
@@ -73,7 +75,8 @@ class LeverSource:
             weight = _read(ft_choice, "tune_ft").get("weight")
             if not isinstance(weight, (int, float)) or weight < 0:
                 raise CollectionError(f"{ft_choice}: no weight of the fine-tuned encoder")
-        return cls(picked, read_citations(citations).links, tuned,
+        links = read_citations(citations).links if citations is not None else ()
+        return cls(picked, links, tuned,
                    None if weight is None else float(weight))
 
     def pipeline(self, lever: str, base: RetrieveParams) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pandas as pd
 from countercase.config import Params
 from countercase.datasets import load
 from countercase.evaluate import regressions as reg
-from countercase.evaluate.conditions import BY_NAME
+from countercase.retrieve.registry import BY_NAME
 from countercase.evaluate.levers import LeverSource
 from countercase.evaluate.run import VariantSource, evaluate_dataset
 from countercase.experiment import Experiment

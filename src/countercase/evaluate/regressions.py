@@ -22,7 +22,7 @@ import yaml
 from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
-from countercase.evaluate.conditions import BY_NAME, Condition
+from countercase.retrieve.registry import BY_NAME, SystemSpec
 from countercase.evaluate.levers import ft_weights
 from countercase.experiment.measures import MEASURES
 
@@ -64,7 +64,7 @@ def read_regressions(root: Path) -> list[dict[str, Any]]:
 def select(root: Path, refs: Iterable[str], opt_in: bool = False) -> list[dict[str, Any]]:
     """The regression records named by ``refs`` (``collection/condition``, or a condition of
     every collection that has it); when ``refs`` is empty, all of the default pipeline's
-    conditions, or with ``opt_in`` all of the opt-in pipeline's (:attr:`Condition.opt_in`)."""
+    conditions, or with ``opt_in`` all of the opt-in pipeline's (:attr:`SystemSpec.opt_in`)."""
     records = read_regressions(root)
     if not records:
         raise RegressionError(f"no regression files in {root} (regressions/<collection>/"
@@ -83,12 +83,13 @@ def select(root: Path, refs: Iterable[str], opt_in: bool = False) -> list[dict[s
     return chosen
 
 
-def configuration(condition: Condition, params: Params) -> dict[str, Any]:
+def configuration(condition: SystemSpec, params: Params) -> dict[str, Any]:
     """What a condition's scores depend on beyond the data: its level and parameters."""
     config: dict[str, Any] = {"level": condition.level, "evaluate": params.evaluate.model_dump()}
     if condition.level in ("chunks", "lever"):
-        config["retrieve"] = condition.params(params.retrieve,
-                                              params.evaluate.chunk_depth).model_dump()
+        # which system is served changes no system's scores
+        config["retrieve"] = condition.params(params.retrieve, params.evaluate.chunk_depth
+                                              ).model_dump(exclude={"system"})
         config["index"] = params.index.model_dump()
     if condition.dense_dir is not None:  # another encoder: the fine-tuned one and its training
         from countercase.index.dense import read_meta
@@ -158,7 +159,7 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, A
     return [] if old == new else [(prefix.rstrip("."), old, new)]
 
 
-def update(root: Path, collection: str, dataset: str, condition: Condition, params: Params,
+def update(root: Path, collection: str, dataset: str, condition: SystemSpec, params: Params,
            scores: dict[str, float], topics: str, index: dict[str, int], reason: str,
            today: Callable[[], dt.date] = dt.date.today) -> Path:
     """Write (or rewrite) one regression file with ``scores`` as its expected scores."""

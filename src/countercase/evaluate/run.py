@@ -20,14 +20,13 @@ from typing import Any
 
 from countercase.config import EvaluateParams, RetrieveParams
 from countercase.datasets import Dataset, unretrievable
-from countercase.evaluate.conditions import Condition
 from countercase.evaluate.levers import FT_LEVERS, LeverSource, lever_system
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
 from countercase.experiment.runs import read_trec_run
-from countercase.experiment.systems import (bm25_docs_system, candidate_params, fact_system,
-                                            pipeline_system)
+from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
 from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.registry import CORPUS_SUPPLIES, SystemSpec, candidate_params
 from countercase.retrieve.searchers import Searchers
 
 log = logging.getLogger(__name__)
@@ -48,13 +47,13 @@ class VariantSource:
     out: Path  # where the variants' chunk tables and indexes are built
 
 
-def condition_paths(condition: Condition, paths: IndexPaths) -> IndexPaths:
+def condition_paths(condition: SystemSpec, paths: IndexPaths) -> IndexPaths:
     """The indexes ``condition`` searches: ``paths``, with another encoder's embeddings when it
     names them."""
     return paths if condition.dense_dir is None else replace(paths, dense_dir=condition.dense_dir)
 
 
-def condition_system(condition: Condition, task: str, paths: IndexPaths, base: RetrieveParams,
+def condition_system(condition: SystemSpec, task: str, paths: IndexPaths, base: RetrieveParams,
                      evaluate: EvaluateParams, searchers: Searchers | None = None,
                      exclude: dict[str, list[str]] | None = None,
                      variants: VariantSource | None = None, levers: LeverSource | None = None,
@@ -84,41 +83,60 @@ def condition_system(condition: Condition, task: str, paths: IndexPaths, base: R
     return pipeline_system(searchers, params, evaluate.depth, exclude, condition.name)
 
 
-def runnable(conditions: list[Condition], task: str, base: RetrieveParams,
-             variants: VariantSource | None,
-             levers: LeverSource | None = None) -> tuple[list[Condition], RetrieveParams]:
-    """The conditions that can run here, and the base configuration they run on: a collection
-    can be evaluated before (or without) the reranker's training; the conditions that need it
-    are then left out, and the others run with the first stage alone."""
-    conditions = [c for c in conditions if task in c.tasks
-                  and (c.chunking is None or variants is not None)]
-    if levers is None and any(c.level == "lever" for c in conditions):
-        log.warning("no tuning choice (configs/tuning_choice.yaml, stage tune): condition(s) "
-                    "%s skipped", ", ".join(c.name for c in conditions if c.level == "lever"))
-        conditions = [c for c in conditions if c.level != "lever"]
-    unchosen = [c for c in conditions if c.lever in FT_LEVERS and not (levers and levers.ft_weight)]
-    if unchosen:
-        log.warning("the fine-tuned encoder has no weight above 0 (configs/tuning_ft_choice.yaml, "
-                    "stage tune_ft: %s): condition(s) %s skipped",
-                    "not run" if levers is None or levers.ft_weight is None else "weight 0",
-                    ", ".join(c.name for c in unchosen))
-        conditions = [c for c in conditions if c not in unchosen]
-    unembedded = [c for c in conditions if c.dense_dir is not None
-                  and not (c.dense_dir / task / "meta.json").is_file()]
-    if unembedded:
-        log.warning("no embeddings of the fine-tuned encoder in %s (stages train_biencoder, "
-                    "embed_ft): condition(s) %s skipped", unembedded[0].dense_dir,
-                    ", ".join(c.name for c in unembedded))
-        conditions = [c for c in conditions if c not in unembedded]
-    reranks = [c for c in conditions if c.overrides.get("use_rerank")]
-    model = Path(base.rerank_model)
-    if (reranks or base.use_rerank) and not model.is_dir():
-        log.warning("no trained reranker in %s (stage train_reranker): condition(s) %s skipped"
-                    "%s", model, ", ".join(c.name for c in reranks) or "none",
-                    "; the configured pipeline runs without it" if base.use_rerank else "")
-        conditions = [c for c in conditions if c not in reranks]
+def why_not(conditions: list[SystemSpec], task: str, base: RetrieveParams,
+            variants: VariantSource | None, levers: LeverSource | None,
+            supplied: frozenset[str] = CORPUS_SUPPLIES,
+            fact_index: Path | None = None) -> dict[str, str]:
+    """Why each system of ``conditions`` that ranks ``task`` cannot run here (the others are
+    left out of the answer): what its collection (``supplied``) lacks, or an input no stage has
+    built yet."""
+    model_ready = Path(base.rerank_model).is_dir()
+    why = {}
+    for c in conditions:
+        if task not in c.tasks:
+            continue
+        missing = c.missing(set(supplied))
+        facts = c.level == "facts" or c.params(base, 1).fact_weight > 0
+        if facts and "fact_sheets" not in supplied:
+            missing = sorted({*missing, "fact_sheets"})
+        if missing:
+            has = ", ".join(sorted(supplied)) or "documents, topics and qrels only"
+            why[c.name] = (f"needs {', '.join(missing)}, which the collection does not supply "
+                           f"(it has {has})")
+        elif facts and fact_index is not None and not fact_index.is_dir():
+            why[c.name] = f"no fact index at {fact_index} (stage index_facts)"
+        elif c.chunking is not None and variants is None:
+            why[c.name] = ("a chunking variant is cut from the corpus's documents and "
+                           "sections and searched by the evaluate stage only")
+        elif c.level == "lever" and levers is None:
+            why[c.name] = "no tuning choice (configs/tuning_choice.yaml, stage tune)"
+        elif c.lever in FT_LEVERS and not levers.ft_weight:
+            why[c.name] = ("the fine-tuned encoder has no weight above 0 (configs/"
+                           "tuning_ft_choice.yaml, stage tune_ft: "
+                           f"{'not run' if levers.ft_weight is None else 'weight 0'})")
+        elif c.dense_dir is not None and not (c.dense_dir / task / "meta.json").is_file():
+            why[c.name] = (f"no embeddings of the fine-tuned encoder in {c.dense_dir} (stages "
+                           "train_biencoder, embed_ft; the opt-in pipeline)")
+        elif c.overrides.get("use_rerank") and not model_ready:
+            why[c.name] = f"no trained reranker in {base.rerank_model} (stage train_reranker)"
+    return why
+
+
+def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,
+             variants: VariantSource | None, levers: LeverSource | None = None,
+             supplied: frozenset[str] = CORPUS_SUPPLIES,
+             fact_index: Path | None = None) -> tuple[list[SystemSpec], RetrieveParams]:
+    """The systems that can run here, each left out logged with its reason, and the base
+    configuration they run on: a collection can be evaluated before (or without) the
+    reranker's training; the configured pipeline then runs with the first stage alone."""
+    why = why_not(conditions, task, base, variants, levers, supplied, fact_index)
+    for name, reason in why.items():
+        log.warning("system %s skipped: %s", name, reason)
+    if base.use_rerank and not Path(base.rerank_model).is_dir():
+        log.warning("no trained reranker in %s (stage train_reranker): the configured pipeline "
+                    "runs without it", base.rerank_model)
         base = base.model_copy(update={"use_rerank": False})
-    return conditions, base
+    return [c for c in conditions if task in c.tasks and c.name not in why], base
 
 
 def _keyed(system, key: str, seconds: Path):
@@ -149,23 +167,19 @@ def _seconds_before(seconds_dir: Path, read_back: list[str], key: str) -> float:
     return round(total, 3)  # a quick ranking read back still counts (not rounded to 0)
 
 
-def evaluate_dataset(dataset: Dataset, conditions: list[Condition], paths: IndexPaths,
+def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: IndexPaths,
                      base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
                      doc_ids: set[str], variants: VariantSource | None = None,
                      levers: LeverSource | None = None,
                      resume: tuple[Path, str] | None = None,
-                     compare_runs: Path | None = None) -> dict[str, Any]:
+                     compare_runs: Path | None = None,
+                     supplied: frozenset[str] = CORPUS_SUPPLIES) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None).
     ``compare_runs``: another evaluation's folder (the default pipeline's, for the opt-in
     conditions), whose reference runs are read back to test against and not scored again."""
-    conditions, base = runnable(conditions, dataset.task, base, variants, levers)
-    if not paths.fact_index.is_dir():  # a collection without fact sheets (a TREC folder)
-        facty = [c for c in conditions if c.level == "facts" or c.overrides.get("fact_weight")]
-        if facty:
-            log.warning("no fact index at %s: condition(s) %s skipped", paths.fact_index,
-                        ", ".join(c.name for c in facty))
-        conditions = [c for c in conditions if c not in facty]
+    conditions, base = runnable(conditions, dataset.task, base, variants, levers, supplied,
+                                paths.fact_index)
     rerank = any(c.overrides.get("use_rerank") for c in conditions)
     facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
     searchers = (Searchers(dataset.task, base, paths, rerank=rerank, facts=facts)

@@ -25,9 +25,10 @@ walk in a second process beside them):
    a weight.
 
 The choice goes to ``configs/tuning_choice.yaml`` (committed before the test is scored); the
-``retrieve`` parameters are copied into ``params.yaml`` by hand, so a change of data or code that
-moves the optimum shows without silently changing the system. The levers the pipeline does not
-have yet (3 to 6) are evaluated as conditions built from that file.
+stages that retrieve read their ``retrieve`` values from it (:data:`countercase.config.CHOICES`),
+each declaring it as a DVC dependency, so a change of data or code that moves the optimum
+reruns them. The levers the pipeline does not have yet (3 to 6) are evaluated as conditions
+built from that file.
 """
 
 from __future__ import annotations
@@ -41,17 +42,18 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from countercase.config import Params
+from countercase.config import Params, tuned_retrieve
 from countercase.datasets import Dataset
 from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
 from countercase.experiment import Run, score_run
 from countercase.experiment.levers import (POOLS, ChunkSearches, citation_counts, fused,
                                            passage_system, with_prior)
-from countercase.experiment.systems import bm25_docs_system, candidate_params, pipeline_system
+from countercase.experiment.systems import bm25_docs_system, pipeline_system
 from countercase.processes import Apart
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.reduction import MODES as REDUCTIONS
+from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
 
@@ -62,7 +64,7 @@ RULE = (f"highest MAP on the tuning queries; a point within {TIE_MARGIN} of it t
         "earlier in grid order (the simpler setting) is taken instead; grids walked in order, "
         "each on the choices before it")
 SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline, facts and reduction "
-               "grids, copied into params.yaml) with every lever whose chosen weight is above 0: full_docs_prior "
+               "grids) with every lever whose chosen weight is above 0: full_docs_prior "
                "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
 DENSE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
@@ -192,12 +194,16 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
     return grid.found
 
 
-def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths) -> dict[str, Any]:
+def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths,
+                  precedents: dict[str, Any]) -> dict[str, Any]:
     """The statute grids on AILA_Q1..Q10 (Task 2): dense weight and MMR of the statute texts,
-    the bridge's depth, rank offset and the texts' weight against it."""
+    the bridge's depth, rank offset and the texts' weight against it; the bridge reads the
+    precedents ranked by the pipeline ``precedents`` (:func:`tune_precedents`'s grids) chose."""
     depth = params.evaluate.chunk_depth
-    configured = params.retrieve.model_copy(
-        update={"bm25_depth": depth, "dense_depth": depth, "use_rerank": False})
+    pick = {"precedents": {name: found["best"] for name, found in precedents.items()}}
+    configured = params.retrieve.model_copy(update={
+        **tuned_retrieve(pick)["retrieve"],
+        "bm25_depth": depth, "dense_depth": depth, "use_rerank": False})
     precedents = open_retriever("precedents", configured, paths)
     statutes = open_retriever("statutes", configured, paths)
     exclude = {q: [d for d, _ in found] for q, found in overlapping_documents(

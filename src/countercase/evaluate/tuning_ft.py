@@ -27,11 +27,12 @@ from typing import Any
 
 from countercase.config import Params
 from countercase.datasets import Dataset
-from countercase.evaluate.conditions import BY_NAME
+from countercase.retrieve.registry import BY_NAME
 from countercase.evaluate.levers import LeverSource, ft_weights, lever_system
 from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
 from countercase.experiment import score_run
-from countercase.experiment.systems import candidate_params, pipeline_system
+from countercase.experiment.systems import pipeline_system
+from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.searchers import Searchers
 

@@ -26,13 +26,6 @@ def lucene_filter(limit: Limit | None):
     return LuceneFilter(year_to=limit.year_to, exclude_doc_ids=limit.exclude)
 
 
-def candidate_params(base: RetrieveParams, chunk_depth: int, **overrides) -> RetrieveParams:
-    """``base`` as an experiment runs it: ``chunk_depth`` chunk candidates per retriever
-    (before pooling to documents), then ``overrides``."""
-    return base.model_copy(update={"bm25_depth": chunk_depth, "dense_depth": chunk_depth,
-                                   **overrides})
-
-
 def pipeline_system(searchers: Searchers, params: RetrieveParams, depth: int,
                     exclude: Mapping[str, list[str]] | None = None, label: str = "rank"):
     """The pipeline under ``params`` over ``searchers``' indexes: ``depth`` documents per

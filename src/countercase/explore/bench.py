@@ -14,6 +14,7 @@ from typing import Any
 from countercase.case import Workspace
 from countercase.explore import render
 from countercase.explore.session import Explorer, Judgments, confidence_rows, form_values
+from countercase.retrieve.registry import tree_params
 
 log = logging.getLogger(__name__)
 TARGET_SECONDS = 2.0
@@ -36,8 +37,9 @@ def _flip(outcome: str) -> str:
 def run_bench(workspace: Workspace, queries: list[str]) -> dict[str, Any]:
     """Per query: load and build a tree of depth 1 (timed), then an edit of the root's outcome
     and an edit of the first child's (each timed to the redrawn page)."""
-    if workspace.params.tree_retrieve().use_rerank:
-        log.warning("the trees rerank (perturb.rerank): the target is stated without it")
+    if tree_params(workspace.params).use_rerank:
+        log.warning("the trees' system reranks (perturb.system): the target is stated without "
+                    "it")
     judgments = Judgments(workspace)
     started = time.perf_counter()
     workspace.retriever, workspace.explainer, workspace.edges  # noqa: B018 (the server's start)
@@ -68,7 +70,7 @@ def run_bench(workspace: Workspace, queries: list[str]) -> dict[str, Any]:
                 "max": round(ordered[-1], 3)}
 
     found = summary(edits)
-    return {"queries": queries, "reranker": workspace.params.tree_retrieve().use_rerank,
+    return {"queries": queries, "reranker": tree_params(workspace.params).use_rerank,
             "setup_seconds": round(setup, 2), "build_depth1_seconds": summary(builds),
             "edit_to_redraw_seconds": found, "target_seconds": TARGET_SECONDS,
             "target_met_p95": found["p95"] <= TARGET_SECONDS}

@@ -34,6 +34,7 @@ from countercase.perturb.validate import LlmValidator
 from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
                                           case_rows, choose_weight, fact_type_share,
                                           gold_agreement, leave_one_out, summarise)
+from countercase.retrieve.registry import tree_params
 
 log = logging.getLogger(__name__)
 
@@ -155,24 +156,19 @@ def case_search(retriever, params: Params) -> CaseSearch:
     """The validity experiment's searches: the trees' pipeline without the fact channel, each
     text retriever ``perturb.chunk_depth`` chunks deep."""
     p = params.perturb
-    text_params = params.tree_retrieve(0.0).model_copy(update={
+    text_params = tree_params(params, 0.0).model_copy(update={
         "bm25_depth": p.chunk_depth, "dense_depth": p.chunk_depth})
     return CaseSearch(retriever.with_params(text_params), retriever.facts, p.validity_depth,
                       params.retrieve.rrf_k)
 
 
 def choose_tree_weight(retriever, params: Params, sets: CaseSets) -> dict[str, Any]:
-    """The fact channel's weight in the trees, chosen on the tuning cases."""
+    """The fact channel's weight in the trees, chosen on the tuning cases (the stage writes it
+    to ``configs/trees_choice.yaml``, which ``countercase tree`` and the explorer read)."""
     from countercase.evaluate.tuning import TIE_MARGIN
 
-    p = params.perturb
-    weight = choose_weight(sets.tuning, case_search(retriever, params), p.fact_weights, TIE_MARGIN)
-    weight["params_yaml_agrees"] = weight["chosen"] == p.fact_weight
-    if not weight["params_yaml_agrees"]:
-        log.warning("the tuning cases choose fact weight %s for the trees; params.yaml "
-                    "perturb.fact_weight is %s (copy the choice by hand)", weight["chosen"],
-                    p.fact_weight)
-    return weight
+    return choose_weight(sets.tuning, case_search(retriever, params), params.perturb.fact_weights,
+                         TIE_MARGIN)
 
 
 def validity_rows(name: str, cases: list[QueryCase], search: CaseSearch, edges: pd.DataFrame,
@@ -196,7 +192,7 @@ def validity_rows_apart(paths, params: Params, cases: list[QueryCase], edges: pd
     The rows are the same as in one process: every case's searches start empty."""
     from countercase.retrieve.load import open_retriever
 
-    retriever = open_retriever("precedents", params.tree_retrieve(0.0), paths, facts=True)
+    retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)
     return validity_rows("validity", cases, case_search(retriever, params), edges, params,
                          weight, precedents)
 

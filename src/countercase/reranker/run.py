@@ -39,7 +39,7 @@ from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
 from countercase.experiment import Experiment, ranked
-from countercase.experiment.systems import candidate_params
+from countercase.retrieve.registry import candidate_params
 from countercase.learned import NotLearnedError, check_learned
 from countercase.reranker.citations import citation_counts, cited_pairs, mine_citations
 from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
@@ -349,8 +349,8 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
                               "rerank_ms_per_query": round(
                                   1000 * seconds_per_pair * len(cut) / n_queries, 1)}
     # score interpolation with the first stage (retrieve.rerank_first_stage_weight), measured on
-    # the tuning queries only: the weight is set in params.yaml from this (the test queries
-    # never see the choice), and the stage does not depend on it, so setting it never retrains
+    # the tuning queries only: the choice (configs/reranker_choice.yaml, reranker.choice) is
+    # made from this, and the test queries never see it
     blended = {str(w): validation.measure(scores, first_stage_weight=w)
                for w in p.first_stage_weights}
     best_weight = max(blended, key=lambda w: (blended[w][p.select_by], -float(w)))
@@ -368,7 +368,8 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
         "training": trained.as_dict(),
         "validation": {"queries": list(validation.qids), "dataset": validation.dataset.id,
                        "rerank_depth": params.retrieve.rerank_depth,
-                       "candidates": "the configured pipeline (params.yaml retrieve), reranker off",
+                       "candidates": "the tuned first stage (configs/tuning_choice.yaml), "
+                                     "reranker off",
                        "no_rerank": no_rerank,
                        "pytorch_best": {k: v for k, v in (trained.best or {}).items()},
                        "served": {**validation.measure(scores),

@@ -1,0 +1,108 @@
+"""The registry of systems (configs/systems.yaml): every system by name, each with its expected
+scores; search and evaluate take a system by its name and refuse one they cannot run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from countercase.config import ConfigError, Params
+from countercase.retrieve.registry import (BY_NAME, DEFAULT, OPT_IN, SYSTEMS, read_systems,
+                                           served_params, system)
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLECTIONS = (("aila2019-task1", "precedents"), ("aila2019-task2", "statutes"))
+
+
+def test_every_system_the_pipelines_score_has_its_expected_scores():
+    assert {s.name for s in DEFAULT} | {s.name for s in OPT_IN} == set(BY_NAME)
+    lacking = [f"{collection}/{s.name}" for s in SYSTEMS
+               for collection in [c for c, task in COLLECTIONS if task in s.tasks]
+               + (["citations"] if s.heldout else [])
+               if not (ROOT / "regressions" / collection / f"{s.name}.yaml").is_file()]
+    assert not lacking, f"systems scored without a regression file: {lacking}"
+
+
+def test_the_served_and_the_trees_systems_are_registered_pipelines():
+    params = Params()
+    assert system(params.retrieve.system).pipeline and system(params.perturb.system).pipeline
+    assert served_params(params) == params.retrieve  # full: the configured pipeline as it is
+    bm25 = system("bm25").served(params.retrieve)
+    assert (bm25.use_dense, bm25.bm25_depth) == (False, params.retrieve.bm25_depth)
+
+
+@pytest.mark.parametrize("body, named", [
+    ("  x:\n    description: d\n    levle: chunks\n", "unknown key"),
+    ("  x:\n    description: d\n    level: passages\n", "level 'passages'"),
+    ("  x:\n    description: d\n    overrides: {use_bm26: false}\n", "no retrieve parameters"),
+    ("  x:\n    description: d\n    overrides: {fusion_weights: 3}\n", "no retrieve parameters"),
+    ("  x:\n    description: d\n    level: lever\n", "lever"),
+    ("  x:\n    description: d\n    needs: [statutes]\n", "needs"),
+    ("  x:\n    description: d\n    reference: y\n", "refers to no system 'y'"),
+    ("  x:\n    level: docs\n", "no description"),
+])
+def test_a_bad_entry_names_its_system_and_what_is_wrong(tmp_path, body, named):
+    path = tmp_path / "systems.yaml"
+    path.write_text("systems:\n" + body)
+    with pytest.raises(ConfigError, match=named) as error:
+        read_systems(path)
+    assert "'x'" in str(error.value) and str(path) in str(error.value)
+
+
+def test_an_unknown_system_lists_the_registry(run_cli):
+    code, _, err = run_cli("search", "a dying declaration", "--system", "ful")
+    assert code == 2 and "no system 'ful'" in err and "full_docs_prior" in err
+    code, _, err = run_cli("evaluate", "--system", "ful")
+    assert code == 2 and "unknown system(s) ful" in err
+
+
+def test_search_refuses_a_filter_a_whole_judgment_system_cannot_apply(run_cli):
+    code, _, err = run_cli("search", "a dying declaration", "--system", "bm25_docs",
+                           "--year-to", "1990")
+    assert code == 2 and "bm25_docs takes no filter" in err
+
+
+def test_a_system_of_one_task_is_refused_on_the_other(run_cli):
+    code, _, err = run_cli("search", "a dying declaration", "--system", "precedent_bridge")
+    assert code == 2 and "ranks statutes only, not precedents" in err
+
+
+def test_evaluate_names_every_system_a_trec_collection_cannot_run(run_cli, tmp_path):
+    """Asked for by name, a system the collection cannot run is an exit 2 naming it and why,
+    before anything is indexed: the citation prior needs citations and dates, the fact channel
+    fact sheets, and the statute bridge ranks statutes."""
+    docs, topics, qrels = tmp_path / "docs.jsonl", tmp_path / "topics.tsv", tmp_path / "qrels"
+    docs.write_text(json.dumps({"id": "d1", "contents": "a dying declaration"}) + "\n")
+    topics.write_text("q1\tdying declaration\n")
+    qrels.write_text("q1 0 d1 1\n")
+    code, _, err = run_cli("evaluate", "--docs", str(docs), "--topics", str(topics),
+                           "--qrels", str(qrels), "--out", str(tmp_path / "out"),
+                           "--system", "bm25", "--system", "full_docs_prior",
+                           "--system", "fact_channel", "--system", "precedent_bridge")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "full_docs_prior: needs citations, dates" in err
+    assert "fact_channel: needs fact_sheets" in err
+    assert "precedent_bridge: ranks statutes only" in err and "bm25:" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name, named", [("ful", "no system 'ful'"),
+                                         ("bm25_docs", "no pipeline over the built indexes")])
+def test_a_tree_searches_a_registered_pipeline_only(run_cli, tmp_path, name, named):
+    edges = tmp_path / "edges.parquet"
+    edges.write_bytes(b"")  # never read: the system is refused first
+    code, _, err = run_cli("tree", "--text", "The accused, aged 17, ...", "--system", name,
+                           "--edges", str(edges), "--out", str(tmp_path / "tree.json"))
+    assert code == 2 and named in err and not (tmp_path / "tree.json").exists()
+
+
+def test_a_workspace_searches_the_system_it_names():
+    from countercase.case import Workspace
+    from countercase.retrieve.registry import tree_params
+
+    assert not tree_params(Workspace(ROOT).params).use_rerank  # the trees': no_rerank
+    assert tree_params(Workspace(ROOT, "bm25").params).use_dense is False
+    with pytest.raises(ConfigError, match="no system 'ful'"):
+        Workspace(ROOT, "ful").params  # noqa: B018
