@@ -226,7 +226,7 @@ def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collecti
 def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
     root, _ = trec_collection
     code, _, err = run_cli("evaluate", "--condition", "bm26")
-    assert code == 2 and "unknown condition(s) bm26" in err
+    assert code == 2 and "unknown system(s) bm26" in err
     code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"))
     assert code == 2 and "--docs, --topics and --qrels together" in err
 
@@ -244,7 +244,8 @@ def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monke
     chosen = [BY_NAME["bm25"], BY_NAME["dense_ft"], BY_NAME["hybrid_ft"]]
     kept, _ = runnable(chosen, "precedents", RetrieveParams(), None)
     assert [c.name for c in kept] == ["bm25"]
-    assert "dense_ft, hybrid_ft skipped" in caplog.text
+    assert all(f"system {name} skipped: no embeddings of the fine-tuned encoder" in caplog.text
+               for name in ("dense_ft", "hybrid_ft"))
     meta = tmp_path / "data/processed/dense_ft/precedents/meta.json"
     meta.parent.mkdir(parents=True)
     meta.write_text("{}")
@@ -269,7 +270,9 @@ def test_the_fine_tuned_encoders_levers_wait_for_a_weight_above_0(tmp_path, monk
         kept, _ = runnable(chosen, "precedents", RetrieveParams(), None,
                            LeverSource({}, (), "full_docs", weight))
         assert [c.name for c in kept] == ["full_docs"]
-        assert f"tune_ft: {why}): condition(s) full_ft, tuned_ft skipped" in caplog.text
+        assert all(f"system {name} skipped: the fine-tuned encoder has no weight above 0"
+                   in caplog.text for name in ("full_ft", "tuned_ft"))
+        assert f"stage tune_ft: {why})" in caplog.text
     kept, _ = runnable(chosen, "precedents", RetrieveParams(), None,
                        LeverSource({}, (), "full_docs", 0.5))
     assert [c.name for c in kept] == ["full_docs", "full_ft", "tuned_ft"]

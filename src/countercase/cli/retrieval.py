@@ -303,6 +303,8 @@ def evaluate(
         if why and system:
             raise UserError(f"{docs}: cannot run " + "; ".join(
                 f"{name}: {reason}" for name, reason in why.items()))
+        for name, reason in why.items():  # of the default systems, those it cannot run
+            log.warning("system %s skipped: %s", name, reason)
         chosen = [c for c in chosen if c.name not in why]
         embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
                     for c in chosen)
