@@ -144,10 +144,12 @@ def search(
     fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
+    documents: Path = VARIANT_DOCUMENTS_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Search precedents (judgments) or statutes with any system of the registry: a pipeline
-    system shows the passage that ranked each judgment; the others rank whole judgments."""
+    system (a chunking variant too) shows the passage that ranked each judgment; the others
+    rank whole judgments."""
     from countercase.retrieve.filters import SearchFilter
     from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
     from countercase.retrieve.registry import system as registered
@@ -168,7 +170,13 @@ def search(
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
     filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
-    if not spec.pipeline:
+    if spec.chunking is not None:  # BM25 over the judgments cut again, as evaluate built it
+        from countercase.evaluate.variants import chunk_variant
+
+        require(documents, "documents file (stage ingest)")
+        paths = chunk_variant(documents, chunks.parent, *spec.chunking,
+                              layout.EVALUATE / "chunkings", params.extract)
+    elif not spec.pipeline:
         if any((year_from, year_to, section, bench, section_type, judge)):
             raise UserError(f"system {spec.name} takes no filter (it is no pipeline over the "
                             "built indexes); the pipeline systems take --year-from, --section, "
@@ -269,19 +277,13 @@ def evaluate(
                    "reference runs are read back and tested against, not ranked again."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """Score every condition on the AILA 2019 test queries (or a TREC collection), with
-    significance tests."""
+    """Score every system on the AILA 2019 test queries and the citation collection's
+    held-out half (or a TREC collection), with significance tests."""
     import shutil
     import time
 
-    import pandas as pd
-
-    from countercase.datasets import AILA_COLLECTIONS, load, trec_dataset
-    from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT
-    from countercase.evaluate.levers import LeverSource
-    from countercase.evaluate.run import VariantSource, evaluate_dataset, why_not
-    from countercase.evaluate.trec import index_collection
-    from countercase.resume import inputs_fingerprint
+    from countercase.datasets import AILA_COLLECTIONS
+    from countercase.evaluate.run import EvaluateInputs, run_evaluate
     from countercase.retrieve.load import IndexPaths
 
     started = time.perf_counter()
@@ -293,54 +295,13 @@ def evaluate(
     unknown = [c for c in collection if c not in known]
     if unknown:
         raise UserError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(known)}")
-    scores, notes = {}, {}
-    if docs:
-        dataset = trec_dataset(docs, topics, qrels)
-        levers = LeverSource.read(choice, None, ft_choice) if choice.exists() else None
-        why = why_not(chosen, dataset.task, params.retrieve, None, levers, frozenset())
-        why |= {c.name: f"ranks {', '.join(c.tasks)} only" for c in chosen
-                if dataset.task not in c.tasks}
-        if why and system:
-            raise UserError(f"{docs}: cannot run " + "; ".join(
-                f"{name}: {reason}" for name, reason in why.items()))
-        for name, reason in why.items():  # of the default systems, those it cannot run
-            log.warning("system %s skipped: %s", name, reason)
-        chosen = [c for c in chosen if c.name not in why]
-        embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
-                    for c in chosen)
-        paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract,
-                                          embed)
-        jobs = [(dataset, paths, doc_ids, None, chosen)]
-    else:
-        paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
-        variants = (VariantSource(documents, chunks.parent, out / "chunkings")
-                    if documents.exists() else None)
-        levers = LeverSource.read(choice, citations, ft_choice) if choice.exists() else None
-        jobs = []
-        for name in collection or known:
-            dataset = (load("citations/heldout", citations) if name == "citations"
-                       else load(f"{name.replace('-', '/')}/test", aila_dir))
-            table = paths.chunk_table(dataset.task)
-            doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
-                       if table.exists() else set())
-            jobs.append((dataset, paths, doc_ids, variants,
-                         [c for c in chosen if c.name in HELDOUT] if name == "citations"
-                         else chosen))
-    resume = None
-    if resume_dir is not None:  # what every run depends on (a TREC index is rebuilt from docs)
-        read = ([docs, topics, qrels] if docs else
-                [aila_dir, citations, choice, documents, index_dir, dense_dir, chunks, metadata,
-                 paths.fact_index, Path(params.retrieve.rerank_model).parent,
-                 *([ft_choice, layout.DENSE_FT] if any(c.opt_in for c in chosen) else [])])
-        resume = (resume_dir, inputs_fingerprint(
-            read, params.model_dump_json(), json.dumps([collection, system, opt_in])))
-    for dataset, paths, doc_ids, variants, conditions in jobs:
-        result = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                                  out, doc_ids, variants, levers, resume, compare_runs,
-                                  frozenset() if docs else CORPUS_SUPPLIES)
-        scores[dataset.collection] = result.pop("scores")
-        notes[dataset.collection] = result
-        stage_times.carry(result["seconds_in_earlier_runs"])
+    inputs = EvaluateInputs(IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
+                            citations, choice, ft_choice, documents,
+                            (docs, topics, qrels) if docs else None)
+    resume = (resume_dir, json.dumps([collection, system, opt_in])) if resume_dir else None
+    scores, notes = run_evaluate(params, chosen, bool(system), collection or known, inputs,
+                                 out, resume, compare_runs)
+    stage_times.carry(sum(note["seconds_in_earlier_runs"] for note in notes.values()))
     if metrics:
         write_json(metrics, scores)
     if summary:

@@ -1,4 +1,5 @@
-"""Stage ``evaluate``: every condition on a dataset, one :func:`~countercase.experiment.Experiment`.
+"""Stage ``evaluate``: every system on each collection, one :func:`~countercase.experiment.Experiment`
+a collection (:func:`run_evaluate`; the command line only parses its arguments).
 
 Outputs under ``out/<collection>/``: ``<condition>.run`` (TREC run files, ``depth`` documents
 per test query), ``per_query.csv`` (every measure of every condition on every test query) and
@@ -18,15 +19,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from countercase.config import EvaluateParams, RetrieveParams
-from countercase.datasets import Dataset, unretrievable
+from countercase import layout
+from countercase.config import EvaluateParams, Params, RetrieveParams
+from countercase.datasets import Dataset, load, trec_dataset, unretrievable
+from countercase.errors import CountercaseError
 from countercase.evaluate.levers import FT_LEVERS, LeverSource, lever_system
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
 from countercase.experiment.runs import read_trec_run
 from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
 from countercase.retrieve.load import IndexPaths
-from countercase.retrieve.registry import CORPUS_SUPPLIES, SystemSpec, candidate_params
+from countercase.resume import inputs_fingerprint
+from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT, SystemSpec, candidate_params
 from countercase.retrieve.searchers import Searchers
 
 log = logging.getLogger(__name__)
@@ -220,3 +224,102 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}
 
+
+
+class EvaluateError(CountercaseError):
+    """Systems asked for by name that the collection cannot run; the message names each and
+    why."""
+
+
+@dataclass(frozen=True)
+class EvaluateInputs:
+    """What the stage reads: the corpus's indexes, the AILA folder, the citation collection,
+    the tune and tune_ft choices, the judgments the chunking variants are cut from; or, in
+    their stead, a TREC collection (documents, topics, qrels)."""
+
+    paths: IndexPaths
+    aila_dir: Path = layout.AILA
+    citations: Path = layout.CITATIONS
+    choice: Path = layout.TUNING_CHOICE
+    ft_choice: Path = layout.TUNING_FT_CHOICE
+    documents: Path = layout.DOCUMENTS
+    trec: tuple[Path, Path, Path] | None = None
+
+
+def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: EvaluateInputs,
+              out: Path):
+    """The TREC collection's job: the systems it can run (one asked for by name that it cannot
+    is an :class:`EvaluateError`, before anything is indexed), its indexes built under
+    ``out/index``."""
+    from countercase.evaluate.trec import index_collection
+
+    docs, topics, qrels = inputs.trec
+    dataset = trec_dataset(docs, topics, qrels)
+    levers = (LeverSource.read(inputs.choice, None, inputs.ft_choice)
+              if inputs.choice.exists() else None)
+    why = why_not(systems, dataset.task, params.retrieve, None, levers, frozenset())
+    why |= {c.name: f"ranks {', '.join(c.tasks)} only" for c in systems
+            if dataset.task not in c.tasks}
+    if why and asked:
+        raise EvaluateError(f"{docs}: cannot run " + "; ".join(
+            f"{name}: {reason}" for name, reason in why.items()))
+    for name, reason in why.items():  # of the default systems, those it cannot run
+        log.warning("system %s skipped: %s", name, reason)
+    systems = [c for c in systems if c.name not in why]
+    embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
+                for c in systems)
+    paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract, embed)
+    return [(dataset, paths, doc_ids, None, systems)], levers, [docs, topics, qrels]
+
+
+def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[str],
+                 inputs: EvaluateInputs, out: Path):
+    """The corpus's collections' jobs: the AILA tasks' test queries, the citation collection's
+    held-out half (its systems marked ``heldout``)."""
+    import pandas as pd
+
+    paths = inputs.paths
+    variants = (VariantSource(inputs.documents, paths.chunks.parent, out / "chunkings")
+                if inputs.documents.exists() else None)
+    levers = (LeverSource.read(inputs.choice, inputs.citations, inputs.ft_choice)
+              if inputs.choice.exists() else None)
+    jobs = []
+    for name in collections:
+        dataset = (load("citations/heldout", inputs.citations) if name == "citations"
+                   else load(f"{name.replace('-', '/')}/test", inputs.aila_dir))
+        table = paths.chunk_table(dataset.task)
+        doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
+                   if table.exists() else set())
+        jobs.append((dataset, paths, doc_ids, variants,
+                     [c for c in systems if c.name in HELDOUT] if name == "citations"
+                     else systems))
+    read = [inputs.aila_dir, inputs.citations, inputs.choice, inputs.documents, paths.index_dir,
+            paths.dense_dir, paths.chunks, paths.metadata, paths.fact_index,
+            Path(params.retrieve.rerank_model).parent,
+            *([inputs.ft_choice, layout.DENSE_FT] if any(c.opt_in for c in systems) else [])]
+    return jobs, levers, read
+
+
+def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
+                 collections: list[str], inputs: EvaluateInputs, out: Path,
+                 resume: tuple[Path, str] | None = None,
+                 compare_runs: Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``systems`` (``asked``: named by the user) on ``collections`` (or on ``inputs.trec``):
+    the scores and the notes (tests, timings, corpus copies) per collection, the runs under
+    ``out``. ``resume``: the folder each system's run is kept in as it is ranked, and what
+    else keys it (a run on the same inputs, parameters and request reads them back)."""
+    if inputs.trec is not None:
+        jobs, levers, read = _trec_job(params, systems, asked, inputs, out)
+    else:
+        jobs, levers, read = _corpus_jobs(params, systems, collections, inputs, out)
+    key = None
+    if resume is not None:  # what every run depends on (a TREC index is rebuilt from docs)
+        key = (resume[0], inputs_fingerprint(read, params.model_dump_json(), resume[1]))
+    scores, notes = {}, {}
+    for dataset, paths, doc_ids, variants, chosen in jobs:
+        result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate,
+                                  out, doc_ids, variants, levers, key, compare_runs,
+                                  frozenset() if inputs.trec else CORPUS_SUPPLIES)
+        scores[dataset.collection] = result.pop("scores")
+        notes[dataset.collection] = result
+    return scores, notes
