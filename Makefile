@@ -52,19 +52,19 @@ $(LLM_STAMP): $(STAMP)
 # Set-up and the whole pipeline, timed by repro_clock into metrics/timing/repro.json (a fresh
 # machine) or repro_rerun.json (anything else), which it decides from what it finds.
 repro:
-	$(PYTHON) src/countercase/repro_clock.py start
+	$(PYTHON) src/countercase/report/repro_clock.py start
 	$(MAKE) --no-print-directory setup llm
-	$(PYTHON) src/countercase/repro_clock.py setup-done
+	$(PYTHON) src/countercase/report/repro_clock.py setup-done
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro
-	$(VENV)/bin/python -m countercase.readme  # the README's measured tables, from this run
-	$(VENV)/bin/python -m countercase.repro_clock finish
+	$(VENV)/bin/python -m countercase.report.readme  # the README's measured tables, from this run
+	$(VENV)/bin/python -m countercase.report.repro_clock finish
 	$(VENV)/bin/dvc metrics show
 
 # The opt-in pipeline (experiments/dvc.yaml: the fine-tuned encoder's re-embedding, weight and
 # conditions), outside the stage budgets' total; it reads the default pipeline's outputs, and
 # names the stage to run first where one is missing.
 repro-extended: $(STAMP)
-	$(VENV)/bin/python -m countercase.opt_in
+	$(VENV)/bin/python -m countercase.report.opt_in
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro experiments/dvc.yaml
 
 # The LLM's answers that recordings/llm/ lacks, asked live (outside the stage budgets; a killed

@@ -13,12 +13,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # boundaries (``thresholds``) come after the fact sheet, whose case categories and number roles
 # scope them.
 BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu", "models",
-        "datasets", "learned", "stage_times", "splits", "resume", "recording",
-        "device", "processes"}
+        "datasets", "learned", "splits", "resume", "recording", "device", "processes"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "thresholds", "ner", "index", "scaleout",
           "retrieve", "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
-TOP = {"cli", "paper", "case", "explore", "notebooks", "quickstart", "bench_inputs",
-       "encoder_bench", "rebuild", "readme", "llm_replay", "repro_clock", "rerun", "opt_in"}
+TOP = {"cli", "report", "case", "explore", "notebooks", "quickstart", "bench_inputs",
+       "encoder_bench", "llm_replay"}
 
 
 def _package(module: str) -> str:

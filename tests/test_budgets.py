@@ -10,7 +10,7 @@ import yaml
 
 from countercase import layout
 from countercase.config import ConfigError, load_params
-from countercase.stage_times import markdown
+from countercase.report.stage_times import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from countercase import layout
-from countercase.paper import (PaperError, refresh_inputs, render_paper, split_front_matter,
+from countercase.report.paper import (PaperError, refresh_inputs, render_paper, split_front_matter,
                                stale_inputs, stamped)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,7 +227,7 @@ def test_the_earlier_runs_the_paper_compares_with_are_verbatim_stage_outputs():
 def test_a_rebuild_is_compared_number_by_number_without_its_timings():
     import json
 
-    from countercase.rebuild import compare, numbers
+    from countercase.report.rebuild import compare, numbers
 
     # the earlier build's tagger report against itself with two numbers moved: one in the
     # fourth decimal, one beyond the tolerance; its timings never count
@@ -251,7 +251,7 @@ def test_the_rebuild_table_sets_each_kept_report_beside_the_current_one(tmp_path
     import json
     import shutil
 
-    from countercase.rebuild import main, summary, table
+    from countercase.report.rebuild import main, summary, table
 
     shutil.copytree(ROOT / "paper" / "history", tmp_path / "paper" / "history")
     (tmp_path / "metrics").mkdir()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from countercase import readme
-from countercase.readme import Outputs, render, stale
+from countercase.report import readme
+from countercase.report.readme import Outputs, render, stale
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_readme_blocks_are_what_the_committed_outputs_say():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert {m["name"] for m in readme.BLOCK.finditer(text)} == set(readme.BLOCKS)
-    assert stale(text, Outputs(ROOT)) == [], "run `python -m countercase.readme`"
+    assert stale(text, Outputs(ROOT)) == [], "run `python -m countercase.report.readme`"
 
 
 def _copy(tmp_path: Path, *relative: str) -> Path:

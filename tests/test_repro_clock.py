@@ -1,5 +1,5 @@
-"""make repro's record of itself (countercase.repro_clock): fresh is found, never typed; a rerun
-does not overwrite the fresh run's record."""
+"""make repro's record of itself (countercase.report.repro_clock): fresh is found, never typed;
+a rerun does not overwrite the fresh run's record."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from countercase import repro_clock
+from countercase.report import repro_clock
 
 CPU = {"model": "a CPU", "capability": "AVX2", "native_bf16": False}
 

@@ -1,4 +1,4 @@
-"""Two runs agree (countercase.rerun): the committed metrics against a copy in which only the
+"""Two runs agree (countercase.report.rerun): the committed metrics against a copy in which only the
 allow-listed keys moved, then one in which a score moved."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from countercase.rerun import allowlist, differences, main
+from countercase.report.rerun import allowlist, differences, main
 
 ROOT = Path(__file__).resolve().parents[1]
 

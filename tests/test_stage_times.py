@@ -28,7 +28,7 @@ def project(tmp_path, monkeypatch):
 
 
 def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(project):
-    from countercase import stage_times
+    from countercase.report import stage_times
 
     path, when = project / "summary.json", WHEN
     stage_times.record("evaluate", 380.04, path, when)
@@ -42,7 +42,7 @@ def test_the_table_keeps_the_last_seconds_of_each_stage_in_pipeline_order(projec
 
 def test_a_stage_that_went_on_from_an_interrupted_run_counts_the_earlier_seconds(project,
                                                                                  monkeypatch):
-    from countercase import stage_times
+    from countercase.report import stage_times
 
     table = stage_times.record("train_reranker", 600.0, project / "summary.json", WHEN,
                                carried=7200.0)

@@ -114,7 +114,7 @@ NOTEBOOK_SOURCES = Path("notebooks")  # jupytext percent files, the only form co
 QUICKSTART = Path("quickstart")  # `make quickstart`: a first look without the pipeline
 PAPER_SOURCE = Path("paper/paper.qmd")
 # the render is committed, so the paper can be read without running anything; the manifest
-# holds the hash of every input the render read (countercase.paper)
+# holds the hash of every input the render read (countercase.report.paper)
 PAPER_HTML = Path("paper/paper.html")
 PAPER_PDF = Path("paper/paper.pdf")
 PAPER_MANIFEST = Path("paper/manifest.json")

@@ -94,7 +94,7 @@ def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
 def main() -> None:
     import time
 
-    from countercase.stage_times import begin, record_dvc_stage
+    from countercase.report.stage_times import begin, record_dvc_stage
 
     begin()
     started = time.perf_counter()

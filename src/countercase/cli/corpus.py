@@ -143,7 +143,7 @@ def paper(
     """Render the paper from the committed metrics as HTML and PDF (Quarto if installed, else
     the same cells run by nbclient and typeset by pandoc and Typst); what only the pipeline
     writes is read from its committed copy under paper/inputs, refreshed where it has run."""
-    from countercase.paper import refresh_inputs, render_paper
+    from countercase.report.paper import refresh_inputs, render_paper
 
     require(source, "manuscript")
     root = source.resolve().parent.parent  # the manuscript is paper/paper.qmd of the project

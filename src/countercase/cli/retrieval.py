@@ -9,7 +9,8 @@ from typing import Optional
 
 import typer
 
-from countercase import layout, stage_times
+from countercase import layout
+from countercase.report import stage_times
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
                                   PARAMS_OPTION, TIMING_OPTION, UserError, app, require,

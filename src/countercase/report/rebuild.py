@@ -6,7 +6,7 @@ encodes in bfloat16 (native on one CPU, emulated through float32 GEMMs on anothe
 may move. :func:`compare` sets every number of one metrics file beside the same number of the
 other's, leaving out what measures time (timings vary from run to run and decide nothing).
 :func:`table` does it for the earlier build's reports kept in ``paper/history/``
-(``sources.yaml``); the paper shows it, and ``python -m countercase.rebuild`` prints it.
+(``sources.yaml``); the paper shows it, and ``python -m countercase.report.rebuild`` prints it.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def summary(root: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m countercase.rebuild",
+        prog="python -m countercase.report.rebuild",
         description="Every number of the stage reports now beside the earlier build's kept in "
                     "paper/history (timings left out).")
     parser.add_argument("--root", type=Path, default=Path("."),

@@ -7,7 +7,7 @@ finished), so the table always reads "what each stage cost the last time it ran"
 is what a full run costs. A stage that went on from an interrupted run (a resumable training
 or evaluation) calls :func:`carry` with the seconds its earlier runs spent on work this run did
 not redo: its row counts them (``carried_seconds``), so a resumed run does not pass for a
-quick one. ``python -m countercase.stage_times`` prints it as a Markdown table.
+quick one. ``python -m countercase.report.stage_times`` prints it as a Markdown table.
 
 The file is committed with the other timings; it is deliberately not a DVC metric of any one
 stage, since every stage writes to it.

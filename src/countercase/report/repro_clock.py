@@ -66,7 +66,7 @@ def _state(root: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise SystemExit(f"error: {path} is missing or unreadable: `make repro` runs "
-                         "`python src/countercase/repro_clock.py start` first") from None
+                         "`python src/countercase/report/repro_clock.py start` first") from None
 
 
 def setup_done(root: Path = Path("."), now: float | None = None) -> dict:

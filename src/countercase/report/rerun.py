@@ -1,7 +1,7 @@
 """Two runs agree: compare two copies of ``metrics/`` key by key, apart from the keys that
 ``configs/rerun_allowlist.yaml`` lets differ (timings, cache counts).
 
-``python -m countercase.rerun A B`` prints every other difference as
+``python -m countercase.report.rerun A B`` prints every other difference as
 ``file:dotted.key: a -> b`` and exits 1 when there is one; a file in one copy only is a
 difference too.
 """

@@ -2,7 +2,7 @@
 default pipeline's outputs. On a project without them, DVC would rebuild the whole default
 pipeline under the opt-in one's name; instead this names the stage to run first.
 
-``python -m countercase.opt_in`` exits 2 with one line per missing output, 0 when every output
+``python -m countercase.report.opt_in`` exits 2 with one line per missing output, 0 when every output
 the opt-in stages read is there.
 """
 

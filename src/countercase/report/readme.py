@@ -3,7 +3,7 @@
 The README states results only inside blocks between ``<!-- measured:NAME -->`` and
 ``<!-- /measured:NAME -->``; each block is made here from the files a ``dvc repro`` writes
 (``metrics/``, ``configs/``, ``paper/aila2019_track.yaml``), so no number in it is typed by hand
-and none can drift from the run it reports. ``python -m countercase.readme`` rewrites the blocks;
+and none can drift from the run it reports. ``python -m countercase.report.readme`` rewrites the blocks;
 ``--check`` rewrites nothing and exits 1 naming each block that differs from what the files say
 (a test runs it on the committed files).
 """
@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 import yaml
 
-from countercase.rebuild import table as rebuild_table
-from countercase.stage_times import budgets
-from countercase.stage_times import markdown as stage_table
+from countercase.report.rebuild import table as rebuild_table
+from countercase.report.stage_times import budgets
+from countercase.report.stage_times import markdown as stage_table
 
 BLOCK = re.compile(r"(<!-- measured:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
                    r"(<!-- /measured:(?P=name) -->)", re.DOTALL)
@@ -580,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
             names = stale(text, outputs)
             if names:
                 print(f"{readme}: block(s) {', '.join(names)} differ from the outputs: run "
-                      "`python -m countercase.readme`", file=sys.stderr)
+                      "`python -m countercase.report.readme`", file=sys.stderr)
                 return 1
             return 0
         readme.write_text(render(text, outputs), encoding="utf-8")
