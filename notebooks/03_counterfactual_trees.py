@@ -15,13 +15,18 @@
 # `dvc repro perturb` first. Everything goes through the facade `countercase.case`, which finds
 # the project's outputs from wherever the notebook runs.
 
+# %% tags=["parameters"]
+QUERY = "AILA_Q30"  # the case: an AILA query id
+SYSTEM = None  # the pipeline every node searches, by its name in configs/systems.yaml
+#                (None: the trees' system, params.yaml perturb.system)
+
 # %%
 import pandas as pd
 
-from countercase.case import Case
+from countercase.case import Case, Workspace
 from countercase.perturb.rules import candidates
 
-case = Case.from_query("AILA_Q30")
+case = Case.from_query(QUERY, Workspace(system=SYSTEM))
 case  # the fact sheet, each value with its confidence
 
 # %% [markdown]

@@ -51,6 +51,7 @@ def test_every_notebook_runs_on_a_small_real_project(notebook_project, tmp_path)
     assert [s.stem[:2] for s in sources] == ["01", "02", "03", "04"]
     report = run_notebooks(sources, tmp_path, notebook_project, {
         "02_retrieval": {"SYSTEMS": SYSTEMS, "CITATION_SYSTEMS": [], "SYSTEM": "bm25"},
+        "03_counterfactual_trees": {"SYSTEM": "bm25"},
         "04_validity_and_explanations": {"VALIDITY_ROWS": False}})
     assert report["notebooks"] == [s.stem for s in sources]
     for source in sources:

@@ -322,6 +322,9 @@ def perturb(
     gold: Path = GOLD_OPTION,
     choice: Path = typer.Option(layout.TREES_CHOICE,
                                 help="Where the trees' fact weight and its rule go."),
+    system: Optional[str] = typer.Option(
+        None, help="The system every node searches, by its name in configs/systems.yaml "
+        "(default: params.yaml perturb.system)."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
@@ -339,6 +342,9 @@ def perturb(
 
     _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path, adopt=("tuning", "reranker"))  # it writes the trees'
+    if system is not None:
+        params = params.model_copy(update={"perturb": params.perturb.model_copy(
+            update={"system": system})})
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)
