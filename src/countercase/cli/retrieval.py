@@ -355,11 +355,11 @@ def regress(
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
     from countercase.evaluate import regress as run
-    from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.levers import LeverSource
     from countercase.evaluate.regressions import select
     from countercase.evaluate.run import VariantSource
     from countercase.retrieve.load import IndexPaths
+    from countercase.retrieve.registry import BY_NAME
 
     refs = refs or []
     if verify == update:
