@@ -14,7 +14,6 @@ from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPT
                                   LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION,
                                   UserError, app, require, write_json)
 from countercase.config import load_params, write_choice
-from countercase.retrieve.registry import tree_params
 
 log = logging.getLogger("countercase")
 
@@ -333,23 +332,22 @@ def perturb(
     import pandas as pd
 
     from countercase.datasets.aila import read_queries
-    from countercase.perturb.cases import ValidityInputs, load_cases
     from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees,
                                          run_perturb, validity_rows, validity_rows_apart,
                                          validity_summary)
     from countercase.retrieve.load import IndexPaths, open_retriever
+    from countercase.retrieve.registry import tree_params
     from countercase.processes import Apart
 
-    _require_case_inputs(edges, documents, sheets, groups, gold)
     params = load_params(params_path, adopt=("tuning", "reranker"))  # it writes the trees'
     if system is not None:
         params = params.model_copy(update={"perturb": params.perturb.model_copy(
             update={"system": system})})
+    sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)
     edge_table = pd.read_parquet(edges)
-    sets = load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold))
     weight = choose_tree_weight(retriever, params, sets)
     chosen = weight["chosen"]
     write_choice(choice, {"rule": weight["rule"], "fact_weight": chosen,
@@ -526,6 +524,7 @@ def tree(
     from countercase.perturb.run import retriever_search
     from countercase.perturb.tree import PerturbationTree
     from countercase.retrieve.load import IndexPaths, open_retriever
+    from countercase.retrieve.registry import tree_params
 
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
