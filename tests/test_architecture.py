@@ -7,17 +7,15 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
-# Lower layers first. A module may import its own package, the base modules and the packages
-# before its own, never one after it (the command line, ``cli``, ``paper``, the facade of
-# notebooks, ``case``, and the browser explorer over it, ``explore``, sit on top). The legal
-# boundaries (``thresholds``) come after the fact sheet, whose case categories and number roles
-# scope them.
-BASE = {"errors", "layout", "config", "acts", "vocab", "java", "threads", "cpu", "models",
-        "datasets", "learned", "splits", "resume", "recording", "device", "processes"}
-LAYERS = ["fetch", "ingest", "extract", "factsheet", "thresholds", "ner", "index", "scaleout",
+# Lower layers first. A module may import its own package, the base zones and the packages
+# before its own, never one after it (the command line, ``cli``, ``report``, the facade of
+# notebooks, ``case``, the browser explorer over it, ``explore``, and the demo project,
+# ``quickstart``, sit on top). The base zones: the legal vocabulary (``legal``), what the machine
+# offers (``runtime``) and what every trained model shares (``training``).
+BASE = {"errors", "layout", "config", "legal", "runtime", "training", "datasets"}
+LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout",
           "retrieve", "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
-TOP = {"cli", "report", "case", "explore", "notebooks", "quickstart", "bench_inputs",
-       "encoder_bench", "llm_replay"}
+TOP = {"cli", "report", "case", "explore", "quickstart"}
 
 
 def _package(module: str) -> str:

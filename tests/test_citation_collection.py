@@ -18,7 +18,7 @@ from countercase.experiment import Experiment, ranked, score_run
 from countercase.experiment.levers import citation_counts, pool_scores, with_prior
 from countercase.extract.masking import mask, person_names
 from countercase.extract.metadata import parse_date
-from countercase.reranker.collection import build_collection, near_copy_groups
+from countercase.reranker.citation_collection import build_collection, near_copy_groups
 
 _YEAR = re.compile(r"\b(1[89]\d\d|20[0-2]\d)\b")
 
@@ -212,7 +212,7 @@ def test_the_tuning_rule_prefers_the_earlier_point_within_the_margin():
 
 
 def test_a_regression_on_the_citation_collection_names_its_held_out_half():
-    from countercase.evaluate.regress import new_record
+    from countercase.evaluate.verify import new_record
     from countercase.evaluate.regressions import RegressionError
 
     assert new_record("citations/full_docs_prior") == {
@@ -222,7 +222,7 @@ def test_a_regression_on_the_citation_collection_names_its_held_out_half():
 
 
 def test_a_tuning_choice_without_a_setting_is_named(built, tmp_path):
-    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.tuned_levers import LeverSource
 
     out, _, _, _ = built
     choice = tmp_path / "choice.yaml"
@@ -255,7 +255,7 @@ def test_the_tuned_system_is_named_from_the_choice_by_its_rule():
 
 
 def test_the_fine_tuned_encoders_choice_is_read_beside_the_tune_stages(built, tmp_path):
-    from countercase.evaluate.levers import LeverSource, lever_system
+    from countercase.evaluate.tuned_levers import LeverSource, lever_system
 
     out, _, _, _ = built
     choice = tmp_path / "choice.yaml"

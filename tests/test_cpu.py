@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from countercase import cpu
+from countercase.runtime import cpu
 
 
 def test_the_cpu_is_described_as_torch_sees_it():

@@ -10,11 +10,11 @@ import shutil
 import numpy as np
 import pytest
 
-from countercase import models
+from countercase.runtime import models
 from countercase.index import encoders
 from countercase.index.dense import DenseIndex, build_embeddings, read_meta, texts_sha256
 from countercase.index.encoders import embed, load_encoder
-from countercase.models import EncoderUnavailableError
+from countercase.runtime.models import EncoderUnavailableError
 
 MINILM = "all-MiniLM-L6-v2"
 N = 30

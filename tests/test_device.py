@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countercase.device import DeviceError, resolve
+from countercase.runtime.device import DeviceError, resolve
 
 
 def test_auto_follows_what_torch_sees(monkeypatch):
@@ -27,7 +27,7 @@ def test_an_unknown_device_is_named():
 
 def test_the_encoder_lands_where_resolve_says(monkeypatch):
     from countercase.index.encoders import load_encoder
-    from countercase.models import MINILM
+    from countercase.runtime.models import MINILM
 
     model = load_encoder(MINILM, device="cpu")
     assert str(model.device) == "cpu"

@@ -257,7 +257,7 @@ def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monke
 def test_the_fine_tuned_encoders_levers_wait_for_a_weight_above_0(tmp_path, monkeypatch, caplog):
     from countercase.config import RetrieveParams
     from countercase.retrieve.registry import BY_NAME
-    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.tuned_levers import LeverSource
     from countercase.evaluate.run import runnable
 
     monkeypatch.chdir(tmp_path)

@@ -161,8 +161,11 @@ def test_embedded_data_that_differ_from_their_checksum_are_refused(run_cli, tmp_
     monkeypatch.setattr(corpus, "RAW_CHECKSUMS", checksums)
     # a folder is counted, not hashed: one judgment where two are expected
     with pytest.raises(corpus.UserError, match="expects 2"):
-        corpus._check_embedded(folder / "docs", 1)
-    corpus._check_embedded(tmp_path / "elsewhere.tar.gz", 1)  # not embedded: no checksum
+        corpus._check_aila(folder / "docs")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "C1.txt").write_text("A judgment.")
+    corpus._check_aila(elsewhere)  # not embedded: counted, no checksum
 
 
 def test_unwritable_outputs_empty_filters_and_negative_counts_are_refused(run_cli, tmp_path):

@@ -76,7 +76,7 @@ def test_an_encoder_folder_embeds_and_is_never_reused(built, run_cli, tmp_path):
 
     import numpy as np
 
-    from countercase.models import MINILM, encoder_dir
+    from countercase.runtime.models import MINILM, encoder_dir
 
     paths, _, _ = built
     # the first passages of each table: embedding the whole corpus twice took two minutes

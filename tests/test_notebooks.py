@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from countercase import layout
-from countercase.notebooks import NotebookError, notebook_sources, run_notebooks
+from countercase.report.notebooks import NotebookError, notebook_sources, run_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ["bm25_docs", "bm25", "full"]

@@ -15,7 +15,7 @@ from countercase.perturb.adjacency import build_adjacency
 from countercase.perturb.legal import LegalTableError, load_swaps, load_tables
 from countercase.perturb.rules import (Perturbation, PerturbationError, apply, candidates,
                                        case_categories, check, crosses, load_thresholds)
-from countercase.thresholds import ThresholdError, applies, in_days
+from countercase.factsheet.thresholds import ThresholdError, applies, in_days
 
 NAMES = [f"C{i}" for i in range(1, 81)] + ["C1268"]
 

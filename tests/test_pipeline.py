@@ -135,7 +135,7 @@ def test_bad_input_is_named(corpus):
 
 
 def test_query_reduction_keeps_the_fact_bearing_sentences(aila_files, corpus):
-    from countercase.retrieve.reduction import bears_a_fact, reduce_query, sentences
+    from countercase.retrieve.query_reduction import bears_a_fact, reduce_query, sentences
 
     query = aila_files.queries()["AILA_Q2"]
     facts = reduce_query(query, "facts")

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from countercase.processes import LOG_FORMAT, Apart
+from countercase.runtime.processes import LOG_FORMAT, Apart
 
 
 def _pid_and_square(x: int) -> tuple[int, int]:

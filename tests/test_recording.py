@@ -1,4 +1,4 @@
-"""Recorded LLM answers (countercase.recording): replay, resumable journals, byte-stable files,
+"""Recorded LLM answers (countercase.runtime.recording): replay, resumable journals, byte-stable files,
 a changed model asked again, corrupt files named with their line, and the replay check's sample.
 
 The requests are the real fact-sheet prompts of AILA queries; ``ask`` stands in for the model
@@ -13,8 +13,8 @@ import json
 import pytest
 
 from countercase.factsheet.llm import PROMPT, LlmUnavailableError
-from countercase.llm_replay import draw, recorded
-from countercase.recording import Recording, RecordingError, read_entries, request_key
+from countercase.factsheet.llm_replay import draw, recorded
+from countercase.runtime.recording import Recording, RecordingError, read_entries, request_key
 
 SETTINGS = {"temperature": 0.0, "max_tokens": 500, "n_ctx": 4096}
 

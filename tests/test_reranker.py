@@ -15,7 +15,7 @@ import pytest
 from countercase.extract.act_sections import normalise_sections
 from countercase.extract.statutes import statute_frame
 from countercase.index.statute_map import map_statutes
-from countercase.reranker.citations import CitationResolver, mine_citations, read_title
+from countercase.reranker.citation_links import CitationResolver, mine_citations, read_title
 from countercase.reranker.pairs import (Group, Miner, drop_leaking, facts_query,
                                         leaking_documents, statutes_cited)
 

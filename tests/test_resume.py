@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from countercase.resume import Resume, resume_key
+from countercase.training.resume import Resume, resume_key
 
 
 def test_a_state_is_taken_up_only_under_its_key_and_only_whole(tmp_path, caplog):

@@ -18,9 +18,10 @@ PACKAGE = SRC / "countercase"
 # Shared by every stage and never a cause of different outputs: the command line itself, the
 # error base, the layout of paths (dvc.yaml names the same paths) and the typed parameters (each
 # stage depends on its own params.yaml section, and the defaults equal params.yaml), and the
-# table of stage times (every stage writes it, none reads it) with its package's docstring.
+# table of stage times (every stage writes it, none reads it). A package whose ``__init__`` is
+# empty or only its docstring runs nothing either (:func:`_runs_nothing`).
 EXEMPT = {"countercase", "countercase.errors", "countercase.layout", "countercase.config",
-          "countercase.java", "countercase.report", "countercase.report.stage_times"}
+          "countercase.runtime.java", "countercase.report.stage_times"}
 
 
 PIPELINES = ("dvc.yaml", "experiments/dvc.yaml")  # the default and the opt-in pipeline
@@ -113,7 +114,13 @@ def _command_name(node: ast.FunctionDef) -> str | None:
 def required_code(stage: dict) -> set[str]:
     subcommand = stage["cmd"].split()[1]
     return {str(module_path(m).relative_to(ROOT)) for m in command_modules(subcommand)
-            if m not in EXEMPT}
+            if m not in EXEMPT and not _runs_nothing(m)}
+
+
+def _runs_nothing(module: str) -> bool:
+    body = ast.parse(module_path(module).read_text(encoding="utf-8")).body
+    return not body or (len(body) == 1 and isinstance(body[0], ast.Expr)
+                        and isinstance(body[0].value, ast.Constant))
 
 
 def _covered(path: str, deps: list[str]) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from conftest import INDEXED_JUDGMENTS, ROOT
 from countercase.config import load_params
 from countercase.datasets import Dataset
-from countercase.evaluate.levers import LeverSource
+from countercase.evaluate.tuned_levers import LeverSource
 from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
 from countercase.evaluate.tuning_ft import choice_ft, tune_ft
 

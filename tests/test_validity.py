@@ -16,7 +16,7 @@ from countercase.perturb.placebo import placebos
 from countercase.perturb.query import text_query
 from countercase.perturb.rules import Perturbation, apply
 from countercase.perturb.validity import cited_displacement, gold_agreement
-from countercase.thresholds import crosses, load_thresholds
+from countercase.factsheet.thresholds import crosses, load_thresholds
 
 TEXT = ("On 9 February 1961 the appellant, a tenant, aged about 17 years, was arrested. He was "
         "17 years old then. The dying declaration was recorded by the Magistrate. The dying "

@@ -1,7 +1,7 @@
 """COUNTERCASE: counterfactual precedent retrieval over Indian Supreme Court judgments."""
 
-from countercase.java import configure_java
-from countercase.threads import configure as configure_threads
+from countercase.runtime.java import configure_java
+from countercase.runtime.threads import configure as configure_threads
 
 __version__ = "0.1.0"
 

@@ -57,14 +57,9 @@ class Workspace:
     @cached_property
     def params(self):
         from countercase.config import load_params
-        from countercase.retrieve.registry import tree_params
+        from countercase.retrieve.registry import trees_searching
 
-        params = load_params(self.path(Path("params.yaml")))
-        if self.system is not None:
-            params = params.model_copy(update={"perturb": params.perturb.model_copy(
-                update={"system": self.system})})
-            tree_params(params)  # an unknown system, or none a tree can search, fails here
-        return params
+        return trees_searching(load_params(self.path(Path("params.yaml"))), self.system)
 
     @cached_property
     def index_paths(self):

@@ -72,7 +72,7 @@ class RetrieveParams(_Section):
     # the fact channel (countercase.index.facts) fused with the judgments by weighted RRF
     fact_weight: float = Field(0.0, ge=0)
     fact_depth: int = Field(100, gt=0)  # judgments the fact channel ranks
-    # what the precedent retrievers are given (countercase.retrieve.reduction): the query,
+    # what the precedent retrievers are given (countercase.retrieve.query_reduction): the query,
     # its fact-bearing sentences alone, or the query with them counted twice
     query_reduction: Literal["none", "facts", "facts_boost"] = "none"
     mmr_lambda: float = Field(0.6, ge=0, le=1)
@@ -119,7 +119,7 @@ class NerParams(_Section):
     preamble_fraction: float = Field(0.3, ge=0, le=1)  # share of preamble windows trained on
     max_train_sentences: int = Field(0, ge=0)  # 0: all; a quick run reads fewer
     log_every: int = Field(50, gt=0)  # steps between logged mean losses
-    # what a trained tagger must show, else the stage stops (countercase.learned)
+    # what a trained tagger must show, else the stage stops (countercase.training.learned)
     min_loss_drop: float = Field(0.3, ge=0, lt=1)  # last loss window at most 70 % of the first
     min_dev_f1: float = Field(0.3, ge=0, le=1)  # strict micro F1 on the InLegalNER dev set
 
@@ -181,7 +181,7 @@ class RerankerParams(_Section):
     # steps between saved training states, from which an interrupted run goes on (0: at the
     # learning-curve checkpoints only)
     resume_every: int = Field(20, ge=0)
-    # what a trained reranker must show, else the stage stops (countercase.learned)
+    # what a trained reranker must show, else the stage stops (countercase.training.learned)
     min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
     min_validation_gain: float = Field(0.001, ge=0)  # chosen checkpoint over the untrained one
 
@@ -200,13 +200,13 @@ class BiencoderParams(_Section):
     threads: int = Field(2, gt=0)
     log_every: int = Field(10, gt=0)  # steps between logged mean losses
     resume_every: int = Field(10, ge=0)  # steps between saved training states (0: checkpoints only)
-    # what a trained encoder must show, else the stage stops (countercase.learned)
+    # what a trained encoder must show, else the stage stops (countercase.training.learned)
     min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
     min_dev_gain: float = Field(0.005, ge=0)  # dev MAP of the chosen checkpoint over the untrained
 
 
 class CitationsParams(_Section):
-    """Stage citations (countercase.reranker.collection): the citation collection."""
+    """Stage citations (countercase.reranker.citation_collection): the citation collection."""
 
     query_chars: int = Field(1500, gt=100)  # facts of the citing judgment (as the reranker's query)
     min_query_chars: int = Field(300, gt=0)  # a shorter masked facts text is not a query
@@ -215,7 +215,7 @@ class CitationsParams(_Section):
 
 
 class LlmParams(_Section):
-    """The local LLM's recorded answers (countercase.recording)."""
+    """The local LLM's recorded answers (countercase.runtime.recording)."""
 
     mode: Literal["replay", "live"] = "replay"  # live: ask every prompt again (also --live)
     check_sample: int = Field(20, ge=1)  # recorded prompts re-asked by stage llm_replay (seeded)
@@ -289,7 +289,7 @@ class BudgetParams(_Section):
 
 class Params(_Section):
     seed: int = 2019
-    # where torch encodes, trains and reranks (countercase.device): auto is a GPU where torch
+    # where torch encodes, trains and reranks (countercase.runtime.device): auto is a GPU where torch
     # sees one, else the CPU; nothing needs a GPU
     device: Literal["auto", "cpu", "cuda"] = "auto"
     ingest: IngestParams = IngestParams()

@@ -101,7 +101,7 @@ def timing(name: str) -> Path:
     return TIMING / f"{name}.json"
 
 
-# committed inputs: the local LLM's answers, one recording a stage (countercase.recording)
+# committed inputs: the local LLM's answers, one recording a stage (countercase.runtime.recording)
 RECORDINGS = Path("recordings") / "llm"
 
 

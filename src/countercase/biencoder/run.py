@@ -6,7 +6,7 @@ citation collection's masked facts as the query text, so that training reads que
 AILA's are. Which citing judgments train:
 
 - the citation collection's **held-out** half never does (it reports the system);
-- its **tuning** half is cut once by a seeded shuffle (:mod:`countercase.splits`, the cut the
+- its **tuning** half is cut once by a seeded shuffle (:mod:`countercase.training.splits`, the cut the
   reranker is chosen by too): ``dev_share`` of its queries are the
   *dev* queries, on which checkpoints are chosen and, later, the fine-tuned encoder's fusion
   weight; the rest train;
@@ -16,7 +16,7 @@ AILA's are. Which citing judgments train:
 The dev score: each dev query ranks the pool of every dev pair's passages (its positives and
 hard negatives, one pool for all) by cosine, a judgment at its best passage; MAP, with the
 collection's qrels as the judgments.
-The stage fails (:mod:`countercase.learned`) when the loss did not fall or the chosen
+The stage fails (:mod:`countercase.training.learned`) when the loss did not fall or the chosen
 checkpoint's dev MAP is not ``min_dev_gain`` above the untrained encoder's.
 """
 
@@ -26,7 +26,6 @@ import dataclasses
 import json
 import logging
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -38,9 +37,9 @@ from countercase.config import Params
 from countercase.datasets.citations import Citations, read_citations
 from countercase.datasets.ids import natural_key
 from countercase.errors import CountercaseError
-from countercase.learned import NotLearnedError, check_learned
-from countercase.models import encoder_dir
-from countercase.splits import tuning_split
+from countercase.training.learned import NotLearnedError, check_learned
+from countercase.runtime.models import encoder_dir
+from countercase.training.splits import tuning_split
 
 log = logging.getLogger(__name__)
 
@@ -94,16 +93,14 @@ def pool_map(embed, pairs: list[Pair], citations: Citations) -> float:
 
 
 def resume_inputs(params: Params, dev_pairs: list[Pair]) -> str:
-    """The stage's inputs besides its training pairs, for :mod:`countercase.resume`: its own
-    parameters (dvc.yaml's list for the stage: a change to another section keeps a saved state),
-    the dev pairs and the code."""
+    """The stage's inputs besides its training pairs, for :mod:`countercase.training.resume`: its own
+    parameters (dvc.yaml's list for the stage: a change to another section keeps a saved state)
+    and the dev pairs (the trainer adds its version)."""
     return json.dumps({
         "params": {"seed": params.seed, "encoder": params.index.encoder,
                    "biencoder": params.biencoder.model_dump(mode="json",
                                                             exclude={"resume_every"})},
-        "dev": [dataclasses.asdict(pair) for pair in dev_pairs],
-        "code": [Path(module.__file__).read_text(encoding="utf-8")
-                 for module in (sys.modules[__name__], sys.modules[train.__module__])]})
+        "dev": [dataclasses.asdict(pair) for pair in dev_pairs]})
 
 
 def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,

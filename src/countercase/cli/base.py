@@ -13,7 +13,7 @@ import typer
 
 from countercase import layout
 from countercase.errors import CountercaseError
-from countercase.processes import LOG_FORMAT
+from countercase.runtime.processes import LOG_FORMAT
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Counterfactual precedent retrieval over Indian Supreme Court judgments.")

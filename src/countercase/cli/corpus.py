@@ -33,7 +33,7 @@ def ingest(
     from countercase.ingest.pdf import PdfDirectorySource
     from countercase.ingest.run import run_ingest
     from countercase.ingest.sc_opendata import ScOpenDataSource
-    from countercase.ingest.text import TextSource, count_judgments
+    from countercase.ingest.text import TextSource
 
     params = load_params(params_path).ingest
     require(aila, "AILA judgments")
@@ -52,7 +52,7 @@ def ingest(
     if not sources:
         raise UserError("nothing to ingest: give --aila, --pdfs or --sc-root")
     if aila:
-        _check_embedded(aila, count_judgments(aila))
+        _check_aila(aila)
     if pdfs and not any(p.suffix.lower() == ".pdf" for p in pdfs.iterdir()):
         raise UserError(f"--pdfs {pdfs} holds no .pdf file")
     stats = run_ingest(sources, out)
@@ -65,28 +65,28 @@ def ingest(
         write_json(timing, timings)
 
 
-def _check_embedded(path: Path, judgments: int) -> None:
-    """The embedded data (``data/raw/CHECKSUMS.json``) as shipped: its checksum and count."""
-    import hashlib
+def _check_aila(path: Path) -> None:
+    """AILA judgments whole before any is ingested. The embedded data (``data/raw/CHECKSUMS.json``)
+    as shipped: an archive by its checksum (its bytes hold its count), a folder by its count.
+    Any other input is read through once (:func:`count_judgments`: a truncated archive fails)."""
+    from countercase.ingest.text import count_judgments
+    from countercase.runtime.digests import sha256_files
 
     try:
         key = path.resolve().relative_to(RAW_CHECKSUMS.parent.resolve()).as_posix()
+        expected = json.loads(RAW_CHECKSUMS.read_text(encoding="utf-8")).get(key)
     except ValueError:
-        return  # not embedded data: its count was checked alone
-    expected = json.loads(RAW_CHECKSUMS.read_text(encoding="utf-8")).get(key)
-    if expected is None:
+        expected = None  # not embedded data
+    if expected is not None and path.is_file():
+        found = sha256_files(path)
+        if found != expected["sha256"]:
+            raise UserError(f"{path} is not the embedded data: sha256 {found}, "
+                            f"where {RAW_CHECKSUMS} expects {expected['sha256']}")
         return
-    if judgments != expected["judgments"]:
+    judgments = count_judgments(path)
+    if expected is not None and judgments != expected["judgments"]:
         raise UserError(f"{path} is not the embedded data: {judgments} judgments, where "
                         f"{RAW_CHECKSUMS} expects {expected['judgments']}")
-    if path.is_file():
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != expected["sha256"]:
-            raise UserError(f"{path} is not the embedded data: sha256 {digest.hexdigest()}, "
-                            f"where {RAW_CHECKSUMS} expects {expected['sha256']}")
 
 
 @app.command()
@@ -161,7 +161,7 @@ def notebooks(
 ) -> None:
     """Execute every notebook on the pipeline's outputs and keep the executed copies."""
     from countercase.case import find_root
-    from countercase.notebooks import notebook_sources, run_notebooks
+    from countercase.report.notebooks import notebook_sources, run_notebooks
 
     require(src, "notebooks folder")
     report = run_notebooks(notebook_sources(src), out, find_root())

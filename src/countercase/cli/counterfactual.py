@@ -336,13 +336,11 @@ def perturb(
                                          run_perturb, validity_rows, validity_rows_apart,
                                          validity_summary)
     from countercase.retrieve.load import IndexPaths, open_retriever
-    from countercase.retrieve.registry import tree_params
-    from countercase.processes import Apart
+    from countercase.retrieve.registry import tree_params, trees_searching
+    from countercase.runtime.processes import Apart
 
-    params = load_params(params_path, adopt=("tuning", "reranker"))  # it writes the trees'
-    if system is not None:
-        params = params.model_copy(update={"perturb": params.perturb.model_copy(
-            update={"system": system})})
+    # it writes the trees' choice, so adopts only the others
+    params = trees_searching(load_params(params_path, adopt=("tuning", "reranker")), system)
     sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
@@ -524,16 +522,13 @@ def tree(
     from countercase.perturb.run import retriever_search
     from countercase.perturb.tree import PerturbationTree
     from countercase.retrieve.load import IndexPaths, open_retriever
-    from countercase.retrieve.registry import tree_params
+    from countercase.retrieve.registry import tree_params, trees_searching
 
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
     require(edges, "section adjacency map (stage `adjacency`)")
-    params = load_params(params_path)
-    if system is not None:
-        params = params.model_copy(update={"perturb": params.perturb.model_copy(
-            update={"system": system})})
-    pipeline = tree_params(params)  # an unknown system, or none a tree can search: exit 2
+    params = trees_searching(load_params(params_path), system)  # an unknown one: exit 2
+    pipeline = tree_params(params)
     depth = params.perturb.depth if depth is None else depth
     branching = params.perturb.branching if branching is None else branching
     if query:

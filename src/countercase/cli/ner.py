@@ -27,7 +27,7 @@ def train_ner(
                 "first ner.log_every steps)."),
 ) -> None:
     """Train the legal entity tagger (params.yaml `ner`) and score it on the dev set."""
-    from countercase.cpu import facts
+    from countercase.runtime.cpu import facts
     from countercase.ner.train import train_ner as run
 
     require(data, "InLegalNER folder")

@@ -69,7 +69,7 @@ def llm_replay(
     """Ask a seeded sample of the recorded LLM prompts again and report how many answers match
     (stage llm_replay)."""
     from countercase.factsheet.llm import LlmUnavailableError
-    from countercase.llm_replay import check
+    from countercase.factsheet.llm_replay import check
 
     require(recordings, "recordings folder")
     params = load_params(params_path)

@@ -94,7 +94,7 @@ def citations(
 ) -> None:
     """The citation collection: corpus judgments that cite others as queries, masked."""
     from countercase.datasets import aila
-    from countercase.reranker.collection import run_citations
+    from countercase.reranker.citation_collection import run_citations
 
     for path, what in ((documents, "documents file"),
                        (extract_dir / "sections.parquet", "sections"),

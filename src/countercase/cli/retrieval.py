@@ -98,7 +98,7 @@ def embed(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
-    from countercase.cpu import facts
+    from countercase.runtime.cpu import facts
     from countercase.index.run import run_embed
 
     require(chunks, "chunks file")
@@ -201,7 +201,7 @@ def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: 
     is refused with its reason."""
     import pandas as pd
 
-    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.tuned_levers import LeverSource
     from countercase.evaluate.run import condition_system, why_not
 
     levers = (LeverSource.read(choice, citations if citations.is_dir() else None)
@@ -354,8 +354,8 @@ def regress(
 ) -> None:
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
-    from countercase.evaluate import regress as run
-    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate import verify as run
+    from countercase.evaluate.tuned_levers import LeverSource
     from countercase.evaluate.regressions import select
     from countercase.evaluate.run import VariantSource
     from countercase.retrieve.load import IndexPaths
@@ -468,7 +468,7 @@ def tune_ft(
     """The fine-tuned encoder's fusion weight, chosen on the dev queries it never trained on;
     the choice written before any test is scored."""
     from countercase.datasets import load
-    from countercase.evaluate.levers import LeverSource
+    from countercase.evaluate.tuned_levers import LeverSource
     from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
     from countercase.retrieve.load import IndexPaths
 

@@ -14,7 +14,6 @@ error naming it, never a silently different number.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tarfile
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from countercase.datasets.ids import natural_key
 from countercase.datasets.trec import CollectionError, Qrels, read_qrels, read_topics
+from countercase.runtime.digests import sha256_files
 
 TUNING = tuple(f"AILA_Q{i}" for i in range(1, 11))
 TEST = tuple(f"AILA_Q{i}" for i in range(11, 51))
@@ -56,11 +56,7 @@ def checked(root: Path, name: str) -> Path:
 
 @lru_cache(maxsize=None)
 def _sha256(path: str, _mtime: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_files(Path(path))
 
 
 def read_queries(path: str | Path) -> dict[str, str]:

@@ -23,7 +23,7 @@ from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
 from countercase.retrieve.registry import BY_NAME, SystemSpec
-from countercase.evaluate.levers import ft_weights
+from countercase.evaluate.tuned_levers import ft_weights
 from countercase.experiment.measures import MEASURES
 
 TOLERANCE = 1e-4

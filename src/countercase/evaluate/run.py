@@ -12,9 +12,11 @@ same inputs reads those back instead of ranking again (the caller clears the fol
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,13 +25,12 @@ from countercase import layout
 from countercase.config import EvaluateParams, Params, RetrieveParams
 from countercase.datasets import Dataset, load, trec_dataset, unretrievable
 from countercase.errors import CountercaseError
-from countercase.evaluate.levers import FT_LEVERS, LeverSource, lever_system
+from countercase.evaluate.tuned_levers import FT_LEVERS, LeverSource, lever_system
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment, System
 from countercase.experiment.runs import read_trec_run
 from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
 from countercase.retrieve.load import IndexPaths
-from countercase.resume import inputs_fingerprint
 from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT, SystemSpec, candidate_params
 from countercase.retrieve.searchers import Searchers
 
@@ -323,3 +324,26 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
     return scores, notes
+
+
+def inputs_fingerprint(paths: Iterable[Path], *texts: str) -> str:
+    """A digest of what a stage's results depend on: every file under ``paths`` by its path,
+    size and modification time (as DVC's own state does: a stage that rewrote a file changes
+    it), ``texts`` (its parameters) and the package's code. For a resume on this machine only."""
+    import countercase
+
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode())
+    package = Path(countercase.__file__).parent
+    for module in sorted(package.rglob("*.py")):
+        digest.update(str(module.relative_to(package)).encode())
+        digest.update(module.read_bytes())
+    for path in paths:
+        path = Path(path)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            found = file.stat() if file.exists() else None
+            digest.update(json.dumps([str(file), found.st_size if found else None,
+                                      found.st_mtime_ns if found else None]).encode())
+    return digest.hexdigest()

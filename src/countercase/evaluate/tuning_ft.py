@@ -28,7 +28,7 @@ from typing import Any
 from countercase.config import Params
 from countercase.datasets import Dataset
 from countercase.retrieve.registry import BY_NAME
-from countercase.evaluate.levers import LeverSource, ft_weights, lever_system
+from countercase.evaluate.tuned_levers import LeverSource, ft_weights, lever_system
 from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
 from countercase.experiment import score_run
 from countercase.experiment.systems import pipeline_system

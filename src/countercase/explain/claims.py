@@ -13,9 +13,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from countercase.acts import ACTS_BY_CODE
+from countercase.legal.acts import ACTS_BY_CODE
 from countercase.factsheet.schema import FactSheet
-from countercase.thresholds import in_days
+from countercase.factsheet.thresholds import in_days
 
 # sentences that state only that no reason was traced, so they have nothing to check
 CLAIMLESS = ("overall_similarity", "no_traced_reason")

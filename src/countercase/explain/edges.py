@@ -11,7 +11,7 @@ from typing import Any
 
 from countercase.explain.claims import Claim, Sentence, numbers_of, section_words, side_words
 from countercase.factsheet.schema import FactSheet
-from countercase.thresholds import crosses, in_days, load_thresholds
+from countercase.factsheet.thresholds import crosses, in_days, load_thresholds
 
 MAX_NAMED = 3  # cases named in a sentence; the count says how many there are
 

@@ -3,7 +3,7 @@ terms of highest weight that its retrieved chunk contains, each with its offsets
 
 Shared facts are read from the precedent's fact sheet and metadata (sections cited, party types,
 evidence types, and numbers on the same side of a legal boundary of
-:mod:`countercase.thresholds`, the one nearest the query's value). When nothing is shared and no
+:mod:`countercase.factsheet.thresholds`, the one nearest the query's value). When nothing is shared and no
 weighted term occurs, the explanation says the case was retrieved for overall similarity: it never
 gives a reason it cannot trace.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from countercase.explain.claims import Claim, Sentence, numbers_of, section_words, side_words
 from countercase.factsheet.schema import FactSheet
-from countercase.thresholds import load_thresholds
+from countercase.factsheet.thresholds import load_thresholds
 
 TERM = re.compile(r"\b[a-z]{4,}\b")  # whole words: the checker looks for the term as a word
 

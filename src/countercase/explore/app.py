@@ -22,7 +22,7 @@ from countercase.errors import CountercaseError
 from countercase.explore import render
 from countercase.explore.session import KINDS, Explorer, Judgments, confidence_rows, form_values
 from countercase.factsheet.schema import PARTY_TYPES
-from countercase.vocab import OUTCOMES
+from countercase.legal.vocab import OUTCOMES
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from countercase.acts import ACTS_BY_CODE
+from countercase.legal.acts import ACTS_BY_CODE
 
 GOLD_KEYS: tuple[str, ...] = (
     "doc_id", "year", "month", "date", "bench_size", "judges", "outcome", "act_sections",

@@ -1,5 +1,5 @@
 """Statutory references in judgment text, normalised to canonical ids (``IPC-302``,
-``Constitution-Article-21``; see :mod:`countercase.acts`).
+``Constitution-Article-21``; see :mod:`countercase.legal.acts`).
 
 Rules, in order:
 
@@ -22,7 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from countercase.acts import ACTS, ACTS_BY_CODE, section_id
+from countercase.legal.acts import ACTS, ACTS_BY_CODE, section_id
 from countercase.errors import CountercaseError
 
 # Act names as printed, by act code. Most specific first where one contains another.

@@ -21,7 +21,7 @@ from countercase.extract.sc_records import (
     ScIndex, case_numbers, names_agree, record_bench, record_case_number,
 )
 from countercase.ingest.document import Document
-from countercase.vocab import bench_type_for
+from countercase.legal.vocab import bench_type_for
 
 MONTHS = {m: i for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september",

@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from countercase.acts import ACTS, ACTS_BY_CODE, section_id
+from countercase.legal.acts import ACTS, ACTS_BY_CODE, section_id
 
 log = logging.getLogger(__name__)
 

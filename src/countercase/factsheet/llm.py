@@ -11,7 +11,7 @@
 - The model's values are grounded before they enter a fact sheet: each is looked for in the
   facts (a section by the normaliser, a number with its unit, an evidence phrase by the lexicon);
   what cannot be found in the text is dropped and counted, never kept without a span.
-- Answers are recorded and replayed (:mod:`countercase.recording`); the model is loaded only
+- Answers are recorded and replayed (:mod:`countercase.runtime.recording`); the model is loaded only
   when a prompt has to be asked, so a replayed stage runs without llama.cpp.
 """
 
@@ -35,7 +35,7 @@ from countercase import layout
 from countercase.errors import CountercaseError
 from countercase.factsheet import rules
 from countercase.factsheet.schema import EVIDENCE_TYPES, PARTY_TYPES, FactSheet, Party, Span
-from countercase.recording import Mode, Recording
+from countercase.runtime.recording import Mode, Recording
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
                       model_validator)
 
-from countercase.acts import ACTS
+from countercase.legal.acts import ACTS
 from countercase.errors import CountercaseError
 from countercase.factsheet.categories import CASE_CATEGORIES
 from countercase.factsheet.roles import NUMBER_ROLES
-from countercase.vocab import OUTCOMES
+from countercase.legal.vocab import OUTCOMES
 
 PARTY_TYPES = ("Individual", "Minor", "Corporation", "Partnership", "State", "UnionOfIndia",
                "ForeignNational", "PublicSector", "PrivateSector", "Employee", "Contractor",
@@ -50,7 +50,7 @@ DurationRole = Literal[NUMBER_ROLES["durations"]]  # type: ignore[valid-type]
 MAX_OFFSET = 2**31 - 1  # characters into a case text
 MAX_AMOUNT = 1e15  # rupees: over 1,000 times the largest sum in the corpus's fact sheets (6.5e11)
 MAX_DURATION = 1e5  # of any unit (the corpus's largest: 2,601)
-# A canonical section id (countercase.acts): "IPC-302", "IPC-498A", "Constitution-Article-21".
+# A canonical section id (countercase.legal.acts): "IPC-302", "IPC-498A", "Constitution-Article-21".
 SECTION_ID_PATTERN = ("^(?:" + "|".join(a.code for a in ACTS if a.unit == "Section")
                       + r")-[0-9]{1,4}[A-Z]{0,2}$|^(?:"
                       + "|".join(a.code for a in ACTS if a.unit == "Article")
@@ -110,7 +110,7 @@ class EvidenceItem(_Grounded):
 
 
 class SectionCited(_Grounded):
-    section_id: str = Field(pattern=SECTION_ID_PATTERN)  # canonical (countercase.acts)
+    section_id: str = Field(pattern=SECTION_ID_PATTERN)  # canonical (countercase.legal.acts)
 
 
 class Amount(_Grounded):

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from countercase.errors import CountercaseError
-from countercase.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
+from countercase.legal.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
 from countercase.index.query_reduction import (
     DEFAULT_MAX_TERMS,
     LUCENE_MAX_CLAUSES,
@@ -189,7 +189,7 @@ def java_executable() -> Path:
 
 @lru_cache(maxsize=None)
 def _jclass(name: str) -> Any:
-    """A Java class through pyjnius, with the JVM configured by :mod:`countercase.java`."""
+    """A Java class through pyjnius, with the JVM configured by :mod:`countercase.runtime.java`."""
     import countercase  # noqa: F401  (configures Java before the JVM starts)
     from pyserini.pyclass import autoclass  # cheap: classpath + pyjnius, no torch
 

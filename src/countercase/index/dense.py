@@ -42,7 +42,7 @@ import numpy as np
 from tqdm import tqdm
 
 from countercase.index import encoders
-from countercase.models import canonical_name
+from countercase.runtime.models import canonical_name
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Sentence encoders for the dense index: loading (from the packaged weights that
-:mod:`countercase.models` locates) and embedding, on PyTorch or on ONNX Runtime.
+:mod:`countercase.runtime.models` locates) and embedding, on PyTorch or on ONNX Runtime.
 
 Precisions (``index.precision`` in ``params.yaml``; the embeddings' ``meta.json`` records it and
 queries are embedded in the same one):
@@ -9,17 +9,16 @@ queries are embedded in the same one):
 - ``onnx-float32`` and ``onnx-int8``: the same transformer exported to ONNX
   (:func:`onnx_model_dir`, once per weights file, into the model cache), int8 by ONNX Runtime's
   dynamic quantisation with a scale per output channel, mean-pooled and normalised here as
-  sentence-transformers does. ``python -m countercase.encoder_bench`` measures each one's
+  sentence-transformers does. ``python benchmarks/encoders.py`` measures each one's
   speed and its cosine to the float32 vectors on real chunks.
 
 Nothing here imports torch, sentence-transformers or ONNX Runtime at import time;
-``HF_HUB_OFFLINE=1`` is set before they are (:func:`countercase.models.offline`), so a name that
+``HF_HUB_OFFLINE=1`` is set before they are (:func:`countercase.runtime.models.offline`), so a name that
 is neither packaged nor a folder fails instead of downloading.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -29,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from countercase.device import resolve
-from countercase.models import default_cache_dir, encoder_dir, offline
+from countercase.runtime.device import resolve
+from countercase.runtime.digests import sha256_files
+from countercase.runtime.models import default_cache_dir, encoder_dir, offline
 
 log = logging.getLogger(__name__)
 offline()  # before transformers is imported anywhere
@@ -44,7 +44,7 @@ ONNX_OPSET = 17
 def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "float32",
                  threads: int = 2, device: str = "auto", max_seq_length: int | None = None):
     """The encoder for a packaged encoder name or a local model folder, for ``precision``: a
-    ``SentenceTransformer`` on ``device`` (:func:`countercase.device.resolve`: a GPU where
+    ``SentenceTransformer`` on ``device`` (:func:`countercase.runtime.device.resolve`: a GPU where
     torch sees one), or an :class:`OnnxSentenceEncoder` on ``threads`` CPU threads; reading at
     most ``max_seq_length`` word pieces of a text (None: the encoder's own limit; never more)."""
     _check(precision)
@@ -104,12 +104,8 @@ def _check(precision: str) -> None:
 
 
 def _weights_sha256(model_dir: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin")):
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    return sha256_files(*(sorted(model_dir.glob("*.safetensors"))
+                          or sorted(model_dir.glob("*.bin"))))
 
 
 def onnx_model_dir(model_dir: Path, cache_dir: Path | None = None) -> Path:

@@ -7,7 +7,7 @@ only, so the index analyzer keeps each as one term; see :mod:`countercase.index.
   statute table; sections of acts not in it have no chapter token);
 - party types: ``fpetindividual``, ``fresstate`` and, side-blind, ``fpartystate``;
 - evidence types: ``fevdyingdeclaration``;
-- every number as its side of each legal boundary of :mod:`countercase.thresholds`:
+- every number as its side of each legal boundary of :mod:`countercase.factsheet.thresholds`:
   ``fagelt18``/``fagege18`` for an age, ``famtge500000`` for an amount, ``fdurlt90`` for a
   duration (in days).
 
@@ -28,7 +28,7 @@ import pandas as pd
 
 from countercase.factsheet.schema import FactSheet
 from countercase.index.bm25 import Bm25Searcher, LuceneFilter, build_bm25_index
-from countercase.thresholds import in_days, load_thresholds, sides
+from countercase.factsheet.thresholds import in_days, load_thresholds, sides
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from countercase.errors import CountercaseError
-from countercase.models import offline
+from countercase.runtime.models import offline
 from countercase.ner.metrics import entities, repair
 
 log = logging.getLogger(__name__)

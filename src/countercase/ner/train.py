@@ -23,9 +23,9 @@ from typing import Any
 from tqdm import tqdm
 
 from countercase.config import NerParams
-from countercase.device import resolve
-from countercase.learned import check_learned
-from countercase.models import MINILM, encoder_dir, offline
+from countercase.runtime.device import resolve
+from countercase.training.learned import check_learned
+from countercase.runtime.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
 from countercase.ner.metrics import score
 from countercase.ner.tagger import predict_words

@@ -31,7 +31,7 @@ from countercase.factsheet.schema import FactSheet, Span
 from countercase.factsheet.store import read_sheets
 from countercase.errors import CountercaseError
 from countercase.ingest.run import read_documents
-from countercase.thresholds import in_days
+from countercase.factsheet.thresholds import in_days
 
 
 class CaseFileError(CountercaseError, ValueError):

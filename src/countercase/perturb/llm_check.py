@@ -255,7 +255,7 @@ def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labe
     and, unless ``sample_only``, ``out/checks.csv`` (every verdict); returns the metrics, with
     the check measured as a classifier where ``calibration`` holds its labelled sample
     (:mod:`countercase.perturb.calibration`). ``recording``: the LLM's answers
-    (:class:`countercase.recording.Recording`)."""
+    (:class:`countercase.runtime.recording.Recording`)."""
     from countercase.perturb.calibration import calibrate, read_calibration
     from countercase.perturb.cases import load_cases
     from countercase.perturb.validate import LlmValidator

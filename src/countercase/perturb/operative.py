@@ -11,7 +11,7 @@ import pandas as pd
 from countercase.perturb.cases import Precedent, QueryCase
 from countercase.perturb.rules import Perturbation, candidates, check
 from countercase.perturb.tree import diverse, plausibility
-from countercase.thresholds import crosses, in_days, load_thresholds
+from countercase.factsheet.thresholds import crosses, in_days, load_thresholds
 
 FACT_TYPES = ("numerical", "section", "party", "evidence")
 

@@ -4,7 +4,7 @@ validity experiment (:mod:`countercase.perturb.validity`).
 - ``date_month``: a date's month moved by one ("9 February 1961" -> "9 March 1961"); dates are
   no fact of the sheet;
 - ``number_within``: an age, amount or duration moved without crossing any legal boundary of
-  :mod:`countercase.thresholds` (an age by one year, an amount or a duration by a tenth);
+  :mod:`countercase.factsheet.thresholds` (an age by one year, an amount or a duration by a tenth);
 - ``role_synonym``: a role word replaced by a synonym ("the deceased" -> "the victim",
   "appellant" -> "petitioner", both the same side);
 - ``renumbering``: a cited section of the old codes renamed as its counterpart in the 2023
@@ -26,7 +26,7 @@ import pandas as pd
 from countercase.factsheet.rules import find_ages, find_amounts, find_durations
 from countercase.factsheet.schema import FactSheet
 from countercase.perturb.query import apply_edits
-from countercase.thresholds import crosses, in_days, load_thresholds
+from countercase.factsheet.thresholds import crosses, in_days, load_thresholds
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December")

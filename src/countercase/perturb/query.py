@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from countercase.acts import ACTS_BY_CODE
+from countercase.legal.acts import ACTS_BY_CODE
 from countercase.extract.act_sections import find_sections
 from countercase.factsheet.rules import (evidence_mentions, find_ages, find_amounts,
                                          find_durations, role_mentions)

@@ -9,7 +9,7 @@ work: the instructions and the original facts (shared by every candidate of a ca
 applied, so the change alone is given. A candidate is accepted when both scores reach
 :data:`THRESHOLD`, fixed before any score was read; stage ``llm_check`` measures the scores
 against hand labels. Switchable in the trees (``params.yaml`` ``perturb.llm_check``) because of
-its cost. Scores are recorded and replayed (:mod:`countercase.recording`, kind ``p_yes``).
+its cost. Scores are recorded and replayed (:mod:`countercase.runtime.recording`, kind ``p_yes``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from countercase.factsheet.llm import YES_NO, LocalModel
 from countercase.factsheet.schema import FactSheet
-from countercase.recording import Recording
+from countercase.runtime.recording import Recording
 
 SYSTEM = (
     "You are a legal expert in Indian law. You are shown the facts of a case and one "

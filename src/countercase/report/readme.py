@@ -452,7 +452,7 @@ def _machine(o: Outputs) -> list[tuple[str, str, str]]:
     inputs = o.metric("timing/inputs.json")
     if inputs:
         big = 4 * inputs["n"]
-        rows.append((f"hostile inputs (`python -m countercase.bench_inputs`, each case at "
+        rows.append((f"hostile inputs (`python benchmarks/inputs.py`, each case at "
                      f"{inputs['n']:,} and {big:,})",
                      "; ".join(f"{case.replace('_', ' ')} {c[f'seconds_{big}']} s and "
                                f"{c[f'peak_mb_{big}']} MB ({c['growth']}x its time at "
@@ -462,7 +462,7 @@ def _machine(o: Outputs) -> list[tuple[str, str, str]]:
     if threads:
         step = threads["seconds_per_step"]
         rows.append((f"a MiniLM-sized training step, {threads['threads']} threads "
-                     "(`python -m countercase.threads`)",
+                     "(`python -m countercase.runtime.threads`)",
                      f"quiet {step['default_quiet']} s with libgomp's default, "
                      f"{step['passive_quiet']} s with `OMP_WAIT_POLICY=PASSIVE` (the package's "
                      f"default); beside {threads['busy_processes']} busy processes "

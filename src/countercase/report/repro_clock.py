@@ -77,12 +77,12 @@ def setup_done(root: Path = Path("."), now: float | None = None) -> dict:
 
 
 def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = None) -> Path:
-    """Write the record (``cpu``: :func:`countercase.cpu.facts` unless given) and return its
+    """Write the record (``cpu``: :func:`countercase.runtime.cpu.facts` unless given) and return its
     path."""
     state = _state(root)
     ended = time.time() if now is None else now
     if cpu is None:
-        from countercase.cpu import facts
+        from countercase.runtime.cpu import facts
 
         cpu = facts()
     setup = state.get("setup_done", state["started"])

@@ -11,7 +11,7 @@
 - Only the last token's logits are read (``logits_all`` off): asking llama-cpp-python's
   ``create_completion`` for ``logprobs`` needs logits for every prompt token. Nothing is
   sampled, so the score is deterministic (no temperature or seed enters it).
-- Scores are recorded (:mod:`countercase.recording`, kind ``p_yes``) with what each cost when
+- Scores are recorded (:mod:`countercase.runtime.recording`, kind ``p_yes``) with what each cost when
   it was computed, so a rerun of the stage makes no model call, needs no model, and still
   reports the model's cost.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from countercase.factsheet.llm import MODEL_FILE, YES_NO, LocalModel
-from countercase.recording import Recording
+from countercase.runtime.recording import Recording
 from countercase.retrieve.rerank import Passage
 
 log = logging.getLogger(__name__)

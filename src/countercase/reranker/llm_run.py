@@ -28,7 +28,7 @@ from countercase.datasets import AILA_COLLECTIONS, Dataset, load
 from countercase.datasets.aila import TEST
 from countercase.experiment import Experiment, ranked
 from countercase.retrieve.registry import candidate_params
-from countercase.recording import Recording
+from countercase.runtime.recording import Recording
 from countercase.reranker.llm import LlmRelevanceReranker
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.rerank import rerank

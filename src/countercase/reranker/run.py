@@ -11,7 +11,7 @@ validation pairs are computed once: the served checkpoint's validation pass give
 
 Which judgments train and which choose (``reranker.validate_on: citations``): the groups of a
 citing judgment that is a held-out or dev query of the citation collection, or a copy of one
-(:func:`countercase.splits.held_back`), are mined (``groups.jsonl`` keeps
+(:func:`countercase.training.splits.held_back`), are mined (``groups.jsonl`` keeps
 every group) but never trained on; the checkpoint, the first-stage weight and the depth are
 measured on the dev queries (the cut the bi-encoder is chosen by), each searched under the
 collection's rule. AILA_Q1..Q10 are scored beside, never chosen by (``validate_on: aila``: the
@@ -25,7 +25,6 @@ import logging
 import os
 import random
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -40,12 +39,12 @@ from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
 from countercase.experiment import Experiment, ranked
 from countercase.retrieve.registry import candidate_params
-from countercase.learned import NotLearnedError, check_learned
-from countercase.reranker.citations import citation_counts, cited_pairs, mine_citations
+from countercase.training.learned import NotLearnedError, check_learned
+from countercase.reranker.citation_links import citation_counts, cited_pairs, mine_citations
 from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
                                         statutes_cited)
 from countercase.retrieve.filters import SearchFilter
-from countercase.splits import held_back, tuning_split
+from countercase.training.splits import held_back, tuning_split
 
 log = logging.getLogger(__name__)
 
@@ -281,12 +280,11 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
         return {**found, "score": found[p.select_by]}
 
     t = time.perf_counter()
-    # a saved state is taken up only for the same parameters, validation pairs and code
-    code = [Path(module.__file__).read_text(encoding="utf-8")
-            for module in (sys.modules[__name__], sys.modules[train.__module__])]
+    # a saved state is taken up only for the same parameters and validation pairs (and the
+    # trainer's version: countercase.training.resume)
     inputs = json.dumps({
         "params": params.model_dump(mode="json", exclude={"reranker": {"resume_every"}}),
-        "validation": validation.pairs(), "code": code})
+        "validation": validation.pairs()})
     trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
                     groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
                     max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,

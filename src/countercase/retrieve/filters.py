@@ -19,7 +19,7 @@ import pandas as pd
 from countercase.errors import CountercaseError
 from countercase.extract.act_sections import parse_section_id
 from countercase.index.bm25 import LuceneFilter
-from countercase.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
+from countercase.legal.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
 
 
 class FilterError(CountercaseError, ValueError):

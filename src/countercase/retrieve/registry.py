@@ -182,3 +182,14 @@ def tree_params(params: Params, fact_weight: float | None = None) -> RetrievePar
                           f"(level {spec.level}); the trees need one")
     return spec.served(params.retrieve).model_copy(update={
         "fact_weight": params.perturb.fact_weight if fact_weight is None else fact_weight})
+
+
+def trees_searching(params: Params, name: str | None) -> Params:
+    """``params`` with the trees searching the system ``name`` (None: ``perturb.system`` as it
+    is). An unknown system, or one no tree can search, is a :class:`ConfigError` here, before
+    anything is opened."""
+    if name is not None:
+        params = params.model_copy(update={"perturb": params.perturb.model_copy(
+            update={"system": name})})
+    tree_params(params)
+    return params

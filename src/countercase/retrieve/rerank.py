@@ -32,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from countercase.device import resolve
+from countercase.runtime.device import resolve
 from countercase.errors import CountercaseError
 
 Passage = tuple[str, str]  # (chunk_id, text)
@@ -102,7 +102,7 @@ class CachedReranker:
 
 class CrossEncoderReranker:
     """A sentence-transformers ``CrossEncoder`` read from a local folder, on ``device``
-    (:func:`countercase.device.resolve`: a GPU where torch sees one, else the CPU).
+    (:func:`countercase.runtime.device.resolve`: a GPU where torch sees one, else the CPU).
 
     Pairs longer than ``max_length`` word pieces (query and passage together) are truncated by
     the tokenizer (the longer side first, i.e. usually the passage); ``None``: the length the
@@ -209,7 +209,7 @@ def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     import torch
     from sentence_transformers import CrossEncoder
 
-    from countercase.models import MINILM, encoder_dir
+    from countercase.runtime.models import MINILM, encoder_dir
 
     torch.manual_seed(seed)
     model = CrossEncoder(str(encoder_dir(MINILM)), num_labels=1, device="cpu")

@@ -7,7 +7,7 @@ of 16 full windows took 36.0 s in bfloat16 against 1.9 s in float32, and copying
 rounding on another (the retired ``countercase.bf16``) still ran about 3 times slower than
 float32 and still flipped choices between builds.
 
-``python -m countercase.cpu`` times a ``train_ner`` step in float32 and in PyTorch's bfloat16,
+``python -m countercase.runtime.cpu`` times a ``train_ner`` step in float32 and in PyTorch's bfloat16,
 with every step's loss, and writes ``metrics/timing/cpu.json``: the evidence for the choice on the
 CPU at hand. :func:`facts` describes the CPU for the timing files and ``make repro``'s record.
 """
@@ -83,7 +83,7 @@ def run_steps(way: str, threads: int, steps: int) -> dict:
     """A ``train_ner`` step (:data:`_STEP`) done one of the :data:`WAYS`, in a fresh
     interpreter: the seconds of the timed steps and the loss of every step (an untimed first
     one included)."""
-    from countercase.models import MINILM, encoder_dir, offline
+    from countercase.runtime.models import MINILM, encoder_dir, offline
 
     offline()
     code = _STEP.format(threads=threads, bf16=WAYS[way], steps=steps,

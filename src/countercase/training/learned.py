@@ -4,31 +4,7 @@ model, so nothing downstream runs on a useless one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from countercase.errors import CountercaseError
-
-
-@dataclass
-class TrainLog:
-    """What a training loop did: the base of each trainer's result, whose own counts
-    (:meth:`counts`) stand after ``steps`` in :meth:`as_dict`."""
-    steps: int = 0
-    seconds: float = 0.0
-    stopped_by_budget: bool = False
-    losses: list[float] = field(default_factory=list)  # mean loss of each logged window
-    curve: list[dict] = field(default_factory=list)  # validation at each checkpoint
-    best: dict | None = None
-
-    def counts(self) -> dict:
-        return {}
-
-    def as_dict(self) -> dict:
-        return {"steps": self.steps, **self.counts(), "seconds": round(self.seconds, 1),
-                "stopped_by_budget": self.stopped_by_budget,
-                "loss_first_window": self.losses[0] if self.losses else None,
-                "loss_last_window": self.losses[-1] if self.losses else None,
-                "loss_windows": self.losses, "learning_curve": self.curve, "best": self.best}
 
 
 class NotLearnedError(CountercaseError):

@@ -3,13 +3,10 @@
 A trainer saves its state (weights, optimiser, scheduler, random state, its log) every few steps
 to a folder outside its stage's outputs (DVC deletes those before a stage runs) and keeps a copy
 of its best checkpoint beside it; a later run whose key matches goes on from the last state to
-the model an uninterrupted run trains. The key is a digest of what the state was trained on and
-with: a state of other inputs is set aside, never taken up.
-
-The domain reranker (:mod:`countercase.reranker.train`) still carries its own copy of
-:class:`Resume`, from before this module (whose ``load`` misses some errors of a damaged file):
-it moves here with the reranker's next change (a change now would set aside the state of the
-run in progress, whose key holds the reranker's code).
+the model an uninterrupted run trains (:mod:`countercase.training.loop`). The key is a digest
+of what the state was trained on and with: the inputs, the parameters and the trainer's version
+string (a trainer bumps it when a change makes an earlier state untrue), never the text of the
+source files. A state of another key is set aside, never taken up.
 """
 
 from __future__ import annotations
@@ -97,27 +94,4 @@ def resume_key(caller: str, items: Iterable[dict], **settings) -> str:
     digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
     for item in items:
         digest.update(json.dumps(item, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
-def inputs_fingerprint(paths: Iterable[Path], *texts: str) -> str:
-    """A digest of what a stage's results depend on: every file under ``paths`` by its path,
-    size and modification time (as DVC's own state does: a stage that rewrote a file changes
-    it), ``texts`` (its parameters) and the package's code. For a resume on this machine only."""
-    import countercase
-
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode())
-    package = Path(countercase.__file__).parent
-    for module in sorted(package.rglob("*.py")):
-        digest.update(str(module.relative_to(package)).encode())
-        digest.update(module.read_bytes())
-    for path in paths:
-        path = Path(path)
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            found = file.stat() if file.exists() else None
-            digest.update(json.dumps([str(file), found.st_size if found else None,
-                                      found.st_mtime_ns if found else None]).encode())
     return digest.hexdigest()

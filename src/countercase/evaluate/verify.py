@@ -13,7 +13,7 @@ from countercase.config import Params
 from countercase.datasets import load
 from countercase.evaluate import regressions as reg
 from countercase.retrieve.registry import BY_NAME
-from countercase.evaluate.levers import LeverSource
+from countercase.evaluate.tuned_levers import LeverSource
 from countercase.evaluate.run import VariantSource, evaluate_dataset
 from countercase.experiment import Experiment
 from countercase.experiment.runs import read_trec_run

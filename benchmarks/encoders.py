@@ -3,7 +3,7 @@ vector to the PyTorch float32 one (what the ranking rests on), and how far a vec
 the same texts are embedded in batches of another size (a vector must not depend on the texts
 that share its batch: a query is embedded alone, passages 32 at a time).
 
-``python -m countercase.encoder_bench --chunks data/processed/extract/chunks.parquet
+``python benchmarks/encoders.py --chunks data/processed/extract/chunks.parquet
 --out metrics/timing/encoder.json`` embeds the same seeded sample of chunks with every precision
 of :data:`countercase.index.encoders.PRECISIONS`, on the same thread count, after a warm-up
 batch. ``--parity`` also embeds the statutes (Task 2's 197 documents, small enough to embed in
@@ -25,7 +25,7 @@ import pandas as pd
 
 from countercase import layout
 from countercase.index import encoders
-from countercase.models import MINILM
+from countercase.runtime.models import MINILM
 
 log = logging.getLogger(__name__)
 

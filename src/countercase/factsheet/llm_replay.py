@@ -19,7 +19,7 @@ from typing import Any
 from tqdm import tqdm
 
 from countercase.factsheet.llm import LocalModel, model_path
-from countercase.recording import model_sha256, read_entries
+from countercase.runtime.recording import model_sha256, read_entries
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ slice its partner needs to reach the barrier. ``OMP_WAIT_POLICY=PASSIVE`` makes 
 sleep instead. It changes no number: thread counts stay fixed in ``params.yaml`` and are never
 derived from the load, because the count sets the order of floating-point sums and so the model.
 
-``python -m countercase.threads`` measures a MiniLM-sized training step with each policy, on a
+``python -m countercase.runtime.threads`` measures a MiniLM-sized training step with each policy, on a
 quiet machine and beside busy processes, and writes ``metrics/timing/threads.json``.
 """
 

@@ -32,7 +32,7 @@ from countercase.datasets.citations import PARTS, decided_by
 from countercase.datasets.ids import natural_key
 from countercase.datasets.leakage import overlapping_documents
 from countercase.extract.masking import mask
-from countercase.reranker.citations import cited_pairs, mine_citations
+from countercase.reranker.citation_links import cited_pairs, mine_citations
 from countercase.reranker.pairs import facts_query
 
 log = logging.getLogger(__name__)

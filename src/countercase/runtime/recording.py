@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from countercase.errors import CountercaseError
+from countercase.runtime.digests import sha256_files
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +77,7 @@ def model_sha256(path: Path) -> str:
             return digest
     except (OSError, ValueError):
         pass
-    hasher = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            hasher.update(block)
-    digest = hasher.hexdigest()
+    digest = sha256_files(path)
     try:
         sidecar.write_text(f"{stamp}\n{digest}\n", encoding="utf-8")
     except OSError:  # a read-only model folder: hashed again next time

@@ -1,7 +1,7 @@
 """Time and memory of the parsers on the hostile inputs of the hardening campaign, at two sizes.
 
 Each case is measured at ``n`` and ``4 n``; ``growth`` is the ratio of the two (4 for linear
-work, 16 for quadratic, 64 for cubic). ``python -m countercase.bench_inputs`` writes
+work, 16 for quadratic, 64 for cubic). ``python benchmarks/inputs.py`` writes
 ``metrics/timing/inputs.json``; nothing here is asserted by a test (the suite checks results and
 memory, never time).
 """

@@ -1,0 +1,159 @@
+"""The one training loop of the project's fine-tuned encoders (the domain reranker, the
+bi-encoder): a trainer brings its model, its seeded batches and its loss; the loop brings the rest.
+
+- AdamW with linear warm-up and decay over the *planned* steps, and gradients clipped at 1.0.
+- A budget in steps (``max_steps``) cuts the pass without reshaping its schedule, so the same
+  seed trains the same model on any machine.
+- The mean loss of each window of ``log_every`` steps; a checkpoint closes the open window.
+- A checkpoint validates the model at step 0 and at each fraction of ``curve_at`` (and where the
+  budget stops); the best by its ``"score"`` is saved.
+- With ``resume``, the state is saved every ``resume_every`` steps and at each checkpoint, and a
+  run that finds a state of the same key goes on from it (:class:`Resume`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from countercase.training.resume import Resume
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainLog:
+    """What a training loop did: the base of each trainer's result, whose own counts
+    (:meth:`counts`) stand after ``steps`` in :meth:`as_dict`."""
+    steps: int = 0
+    seconds: float = 0.0
+    stopped_by_budget: bool = False
+    losses: list[float] = field(default_factory=list)  # mean loss of each logged window
+    curve: list[dict] = field(default_factory=list)  # validation at each checkpoint
+    best: dict | None = None
+    resumed_at: list[int] = field(default_factory=list)  # steps a run went on after
+    seconds_before: float = 0.0  # of ``seconds``: the interrupted runs' this one went on from
+
+    def counts(self) -> dict:
+        return {}
+
+    def as_dict(self) -> dict:
+        return {"steps": self.steps, **self.counts(), "seconds": round(self.seconds, 1),
+                "stopped_by_budget": self.stopped_by_budget,
+                "loss_first_window": self.losses[0] if self.losses else None,
+                "loss_last_window": self.losses[-1] if self.losses else None,
+                "loss_windows": self.losses, "learning_curve": self.curve, "best": self.best}
+
+
+@dataclass
+class Trainee:
+    """What a trainer hands the loop: its model, how to save it, how to score it."""
+    model: Any  # a torch module
+    loss: Callable[[Any], Any]  # batch -> the loss tensor of one step
+    save: Callable[[Path], None]  # writes the model (and its tokenizer) to a folder
+    validate: Callable[[int], dict] | None = None  # step -> the checkpoint's entry ("score")
+    desc: str = "train"
+
+
+def fit(trainee: Trainee, batches: Sequence, result: TrainLog, out_dir: Path, *,
+        learning_rate: float, warmup_fraction: float, max_steps: int = 0,
+        curve_at: Sequence[float] = (1.0,), log_every: int = 10,
+        saved: Resume | None = None, resume_every: int = 0) -> TrainLog:
+    """Train ``trainee`` on ``batches`` in order; the best checkpoint is saved to ``out_dir``
+    (without ``validate``, the last one). Returns ``result`` filled in, or the result of the
+    interrupted run taken up (of the same type)."""
+    import torch
+
+    model = trainee.model
+    planned = len(batches)
+    total = min(planned, max_steps) if max_steps else planned
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
+    warmup = max(1, int(warmup_fraction * planned))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (planned - s) / planned))
+    marks = sorted({max(1, int(round(f * planned))) for f in curve_at})
+    out_dir = Path(out_dir)
+    best_score = -math.inf
+
+    def checkpoint(step: int) -> None:
+        nonlocal best_score
+        entry = {"step": step, **(trainee.validate(step) if trainee.validate else {})}
+        result.curve.append(entry)
+        log.info("checkpoint %s", entry)
+        score = entry.get("score", step)
+        if step > 0 and score > best_score:
+            best_score = score
+            result.best = entry
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            trainee.save(out_dir)
+            if saved is not None:
+                saved.keep_best(out_dir)
+        model.train()
+
+    window: list[float] = []
+    started = before = 0.0  # training seconds: this run's, those of the runs it goes on from
+
+    def save(step: int) -> None:
+        result.seconds = before + time.perf_counter() - started
+        saved.save_training(step, model, optimizer, scheduler, window=window,
+                            best_score=best_score, result=json.dumps(dataclasses.asdict(result)))
+
+    state = saved.load() if saved is not None else None
+    first = 1
+    if state is None:
+        checkpoint(0)
+    else:
+        saved.restore_training(state, model, optimizer, scheduler)
+        window, best_score = list(state["window"]), state["best_score"]
+        result = type(result)(**json.loads(state["result"]))
+        saved.restore_best(out_dir)
+        first = state["step"] + 1
+        result.resumed_at.append(state["step"])
+        result.seconds_before = result.seconds
+        log.info("resumed after step %d of %d from %s", state["step"], total, saved.folder)
+    started, before = time.perf_counter(), result.seconds
+    if state is None and saved is not None:
+        save(0)
+    model.train()  # a resumed run skipped the untrained checkpoint that set it
+    bar = tqdm(total=total, initial=first - 1, desc=trainee.desc, unit="step")
+    for step, batch in enumerate(batches[first - 1:total], start=first):
+        loss = trainee.loss(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        window.append(loss.item())
+        result.steps = step
+        bar.update(1)
+        if len(window) == log_every:
+            result.losses.append(round(sum(window) / len(window), 4))
+            bar.set_postfix(loss=result.losses[-1])
+            window = []
+        if step in marks or step == total:
+            if window:  # the window the checkpoint closes
+                result.losses.append(round(sum(window) / len(window), 4))
+                window = []
+            checkpoint(step)
+        if saved is not None and (resume_every and step % resume_every == 0 or step in marks
+                                  or step == total):
+            save(step)
+    bar.close()
+    if total < planned:
+        result.stopped_by_budget = True
+        log.info("the step budget stops training after %d of %d steps", total, planned)
+    result.seconds = before + time.perf_counter() - started
+    if result.best is None:
+        trainee.save(out_dir)
+    return result
