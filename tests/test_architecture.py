@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 BASE = {"errors", "layout", "config", "legal", "runtime", "training", "datasets"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout",
           "retrieve", "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
-TOP = {"cli", "report", "case", "explore", "quickstart"}
+TOP = {"cli", "report", "case", "explore", "quickstart", "dag"}
 
 
 def _package(module: str) -> str:

@@ -12,7 +12,7 @@ from countercase.extract.chunking import chunk_document, load_tokenizer
 from countercase.extract.metadata import extract_metadata
 from countercase.extract.run import CHUNK_CASE_FIELDS
 from countercase.extract.segment import segment
-from countercase.index.query_reduction import EmptyQueryError
+from countercase.index.query_terms import EmptyQueryError
 from countercase.ingest.text import text_document
 from countercase.retrieve.filters import FilterError, SearchFilter
 from countercase.retrieve.pipeline import NoMatchError, Retriever
@@ -135,7 +135,7 @@ def test_bad_input_is_named(corpus):
 
 
 def test_query_reduction_keeps_the_fact_bearing_sentences(aila_files, corpus):
-    from countercase.retrieve.query_reduction import bears_a_fact, reduce_query, sentences
+    from countercase.retrieve.fact_sentences import bears_a_fact, reduce_query, sentences
 
     query = aila_files.queries()["AILA_Q2"]
     facts = reduce_query(query, "facts")

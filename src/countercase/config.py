@@ -72,7 +72,7 @@ class RetrieveParams(_Section):
     # the fact channel (countercase.index.facts) fused with the judgments by weighted RRF
     fact_weight: float = Field(0.0, ge=0)
     fact_depth: int = Field(100, gt=0)  # judgments the fact channel ranks
-    # what the precedent retrievers are given (countercase.retrieve.query_reduction): the query,
+    # what the precedent retrievers are given (countercase.retrieve.fact_sentences): the query,
     # its fact-bearing sentences alone, or the query with them counted twice
     query_reduction: Literal["none", "facts", "facts_boost"] = "none"
     mmr_lambda: float = Field(0.6, ge=0, le=1)

@@ -15,7 +15,7 @@ walk in a second process beside them):
 1. ``pipeline``: the dense ranking's fusion weight (BM25's is 1) and MMR on or off;
 2. ``facts``: the fact channel's weight in its fusion with the judgments (0: off);
    then ``reduction``: the query as written, its fact-bearing sentences alone, or both
-   (:mod:`countercase.retrieve.query_reduction`);
+   (:mod:`countercase.retrieve.fact_sentences`);
 3. ``passages``: BM25 over the chunks alone, the chunks' scores pooled by max, the best two or
    three summed, the best three averaged, or the first passage; then BM25's ``k1`` and ``b``
    for that pooling;
@@ -52,7 +52,7 @@ from countercase.experiment.levers import (POOLS, ChunkSearches, citation_counts
 from countercase.experiment.systems import bm25_docs_system, pipeline_system
 from countercase.runtime.processes import Apart
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
-from countercase.retrieve.query_reduction import MODES as REDUCTIONS
+from countercase.retrieve.fact_sentences import MODES as REDUCTIONS
 from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings

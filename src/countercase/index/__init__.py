@@ -17,7 +17,7 @@ from countercase.index.bm25 import (
     index_metadata_path,
     read_index_metadata,
 )
-from countercase.index.query_reduction import (
+from countercase.index.query_terms import (
     DEFAULT_MAX_TERMS,
     LUCENE_MAX_CLAUSES,
     EmptyQueryError,

@@ -27,7 +27,7 @@ end in a digit, so no stemmer touches them and a year range is a ``TermRangeQuer
 never passes a year filter. Missing or ``None`` fields add no token.
 
 Searching: :class:`Bm25Searcher` builds the text query from the reduced, weighted query terms
-(see :mod:`countercase.index.query_reduction`) and wraps it in a ``BooleanQuery`` with the text
+(see :mod:`countercase.index.query_terms`) and wraps it in a ``BooleanQuery`` with the text
 as a ``MUST`` clause and each filter as a ``FILTER`` clause (``MUST_NOT`` for excluded
 judgments), so filtering happens inside Lucene and scores equal the unfiltered ones. The query
 runs on Lucene's ``IndexSearcher`` with ``BM25Similarity(k1, b)`` (what Anserini's
@@ -59,7 +59,7 @@ from typing import Any
 
 from countercase.errors import CountercaseError
 from countercase.legal.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
-from countercase.index.query_reduction import (
+from countercase.index.query_terms import (
     DEFAULT_MAX_TERMS,
     LUCENE_MAX_CLAUSES,
     EmptyQueryError,
@@ -437,7 +437,7 @@ class Bm25Searcher:
     """BM25 search of one index built by :func:`build_bm25_index`.
 
     ``k1``/``b`` default to Anserini's (0.9, 0.4); :meth:`set_bm25` changes them. Every query
-    goes through the reduction rule of :mod:`countercase.index.query_reduction` with at most
+    goes through the reduction rule of :mod:`countercase.index.query_terms` with at most
     ``max_terms`` terms (``None`` disables it: long queries then fail with
     :class:`TooManyClausesError`, Lucene's own refusal).
     """

@@ -24,11 +24,11 @@ import pandas as pd
 
 from countercase.config import RetrieveParams
 from countercase.errors import CountercaseError
-from countercase.index.query_reduction import EmptyQueryError
+from countercase.index.query_terms import EmptyQueryError
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.fusion import fuse_with_facts, reciprocal_rank_fusion
 from countercase.retrieve.mmr import mmr
-from countercase.retrieve.query_reduction import reduce_query
+from countercase.retrieve.fact_sentences import reduce_query
 from countercase.retrieve.rerank import blend, rerank
 
 log = logging.getLogger(__name__)

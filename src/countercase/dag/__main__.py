@@ -1,0 +1,5 @@
+import sys
+
+from countercase.dag.write import main
+
+sys.exit(main())

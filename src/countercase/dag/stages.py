@@ -1,0 +1,518 @@
+"""The pipeline's stages, by name. ``dvc.yaml`` and ``experiments/dvc.yaml`` are written from
+this registry (``python -m countercase.dag``); a test fails when a committed file differs.
+
+A stage is its ``countercase`` command, what it reads besides code (``deps``: data, gold labels,
+choices, recordings; a dep may say why in a pair), the ``params.yaml`` keys it depends on, and
+why it runs. What it writes is :data:`countercase.layout.STAGE_OUTPUTS`; its code deps are the
+modules its command imports (:mod:`countercase.dag.code`). Every path is
+:mod:`countercase.layout`'s (``L``), so no path is typed twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from countercase import layout as L
+
+DEFAULT, OPT_IN = L.PIPELINE, L.OPT_IN_PIPELINE  # `make repro`, `make repro-extended`
+
+Dep = Path | str | tuple[Path | str, str]  # a path, or a path and why it is read
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    pipeline: Path
+    cmd: str
+    why: str = ""
+    deps: tuple[Dep, ...] = ()
+    params: tuple[str, ...] | None = None
+    persist: bool = False  # DVC keeps its cached outputs while it runs (stage `embed`)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        "ingest", DEFAULT,
+        f"countercase ingest --aila {L.AILA_CASEDOCS} --pdfs {L.PDFS} --out {L.INGEST} "
+        f"--metrics {L.metrics('ingest')} --timing {L.timing('ingest')}",
+        deps=(L.AILA_CASEDOCS,
+              (L.RAW / "CHECKSUMS.json", "the embedded data as shipped"),
+              L.PDFS),
+        params=("ingest",),
+    ),
+    Stage(
+        "extract", DEFAULT,
+        f"countercase extract --documents {L.DOCUMENTS} --statutes {L.STATUTE_TEXTS} "
+        f"--sc-metadata {L.SC_METADATA} --out {L.EXTRACT} --timing {L.timing('extract')}",
+        deps=(L.INGEST,
+              L.STATUTE_TEXTS,
+              L.SC_METADATA),
+        params=("extract",),
+    ),
+    Stage(
+        "extract_eval", DEFAULT,
+        f"countercase extract-eval --metadata {L.METADATA} --summary {L.EXTRACT_SUMMARY} "
+        f"--gold {L.GOLD} --rhetorical-roles {L.RHETORICAL_ROLES} --out "
+        f"{L.metrics('extraction')}",
+        deps=(L.EXTRACT,
+              (L.GOLD / "metadata_gold_a.jsonl", "the files it globs (metadata_gold_*.jsonl)"),
+              L.GOLD / "metadata_gold_b.jsonl",
+              L.RHETORICAL_ROLES),
+        params=("extract",),
+    ),
+    Stage(
+        "train_ner", DEFAULT,
+        f"countercase train-ner --data {L.NER_DATA} --out {L.NER} --metrics "
+        f"{L.metrics('ner')} --timing {L.timing('ner')}",
+        deps=(L.RAW / "ner",),
+        params=("seed", "ner"),
+    ),
+    Stage(
+        "factsheets", DEFAULT,
+        f"countercase factsheets --documents {L.DOCUMENTS} --extract-dir {L.EXTRACT} "
+        f"--queries {L.AILA_QUERIES} --out {L.FACTSHEETS} --metrics "
+        f"{L.metrics('factsheets')} --timing {L.timing('factsheets')} --ner-model "
+        f"{L.NER_MODEL}",
+        deps=(L.INGEST,
+              L.EXTRACT,
+              L.NER_MODEL,
+              L.AILA_QUERIES,
+              (L.recording("factsheets"), "the LLM's answers (written where it asks anew)"),
+              (L.NUMBER_ROLES_SAMPLE, "the number roles' labelled samples"),
+              L.GOLD / "number_roles_labels.jsonl",
+              L.GOLD / "number_roles_sample_2.jsonl",
+              L.GOLD / "number_roles_labels_2.jsonl"),
+        params=("extract.facts_fallback_fraction", "factsheets", "llm.mode", "ner.threads",
+                "seed"),
+    ),
+    Stage(
+        "adjacency", DEFAULT,
+        f"countercase adjacency --extract-dir {L.EXTRACT} --out {L.SECTION_EDGES} "
+        f"--metrics {L.metrics('adjacency')}",
+        deps=(L.EXTRACT,),
+    ),
+    Stage(
+        "index", DEFAULT,
+        f"countercase index --chunks {L.CHUNKS} --metadata {L.METADATA} --documents "
+        f"{L.DOCUMENTS} --statutes {L.AILA_STATUTES} --statute-table {L.STATUTE_TABLE} "
+        f"--out {L.INDEX} --timing {L.timing('index')}",
+        deps=(L.EXTRACT,
+              L.INGEST,
+              L.AILA_STATUTES),
+        params=("index.threads", "extract.encoder", "extract.chunk_size", "extract.chunk_overlap"),
+    ),
+    Stage(
+        "index_facts", DEFAULT,
+        f"countercase index-facts --sheets {L.JUDGMENT_SHEETS} --metadata {L.METADATA} "
+        f"--statute-table {L.STATUTE_TABLE} --out {L.FACT_INDEX} --metrics "
+        f"{L.metrics('index_facts')}",
+        deps=(L.JUDGMENT_SHEETS,
+              L.METADATA,
+              L.STATUTE_TABLE),
+        params=("index.threads",),
+    ),
+    Stage(
+        "embed", DEFAULT,
+        f"countercase embed --chunks {L.CHUNKS} --statute-chunks {L.STATUTE_CHUNKS} "
+        f"--out {L.DENSE} --timing {L.timing('embed')}",
+        why=("persist: stored embeddings of unchanged texts are reused (a parameter change "
+             "further down the pipeline never re-embeds; see countercase.index.dense)"),
+        deps=(L.CHUNKS,
+              L.STATUTE_CHUNKS),
+        params=("index.encoder", "index.precision", "index.max_seq_length", "index.batch_size"),
+        persist=True,
+    ),
+    Stage(
+        "latency", DEFAULT,
+        f"countercase latency --queries {L.AILA_QUERIES} --out {L.metrics('latency')}",
+        deps=(L.AILA_QUERIES,
+              L.INDEX,
+              L.DENSE,
+              (L.RERANKER, "the reranker timed on the top rerank_depth"),
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve",),
+    ),
+    Stage(
+        "citations", DEFAULT,
+        f"countercase citations --documents {L.DOCUMENTS} --extract-dir {L.EXTRACT} "
+        f"--aila-dir {L.AILA} --out {L.CITATIONS} --metrics {L.metrics('citations')}",
+        why=("the citation collection: corpus judgments citing others as masked queries (issue: "
+             "retrieval quality); every precedent choice of `tune` is made on its tuning half"),
+        deps=(L.DOCUMENTS,
+              L.METADATA,
+              L.SECTIONS,
+              L.AILA_QUERIES),
+        params=("seed", "citations"),
+    ),
+    Stage(
+        "tune", DEFAULT,
+        f"countercase tune --aila-dir {L.AILA} --citations {L.CITATIONS} --out "
+        f"{L.metrics('tuning')} --choice {L.TUNING_CHOICE}",
+        why=("the grids, read by the paper (too wide for `dvc metrics show`), and the choice with "
+             "its rule, committed before the test is scored"),
+        deps=(L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              L.AILA_QRELS_STATUTES,
+              L.INDEX,
+              L.DENSE,
+              L.FACT_INDEX,
+              L.CITATIONS),
+        params=("evaluate", "tune"),
+    ),
+    Stage(
+        "train_reranker", DEFAULT,
+        f"countercase train-reranker --documents {L.DOCUMENTS} --extract-dir {L.EXTRACT} "
+        f"--index-dir {L.INDEX} --dense-dir {L.DENSE} --aila-dir {L.AILA} --citations "
+        f"{L.CITATIONS} --out {L.RERANKER} --metrics {L.metrics('reranker')} --timing "
+        f"{L.timing('reranker')} --resume-dir {L.RERANKER_RESUME} --choice "
+        f"{L.RERANKER_CHOICE}",
+        why=("BM25 and dense negatives; validation candidates from the configured pipeline (MMR "
+             "reads the dense vectors, the retrieve keys and the tuned values of "
+             "configs/tuning_choice.yaml), as the evaluate stage ranks them. It writes the "
+             "reranker on or off and its blend weight by the rule, before the test sees it, and "
+             "its metrics: citation counts, the learning curve, validation, ONNX parity and "
+             "speed, depth against latency."),
+        deps=(L.INGEST,
+              L.EXTRACT,
+              L.INDEX,
+              L.DENSE,
+              L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              (L.CITATIONS, "its dev queries choose; its held-out and dev queries never train"),
+              L.TUNING_CHOICE),
+        params=("seed", "reranker", "biencoder.dev_share", "retrieve.use_bm25", "retrieve.use_mmr",
+                "retrieve.rrf_k", "retrieve.mmr_lambda", "retrieve.rerank_depth",
+                "evaluate.chunk_depth", "evaluate.depth"),
+    ),
+    Stage(
+        "train_biencoder", DEFAULT,
+        f"countercase train-biencoder --groups {L.RERANKER_GROUPS} --citations "
+        f"{L.CITATIONS} --out {L.BIENCODER} --metrics {L.metrics('biencoder')} "
+        f"--resume-dir {L.BIENCODER_RESUME}",
+        why=("the dense encoder fine-tuned on the citation collection's tuning pairs (issue 15's "
+             "lever); the pairs are the reranker stage's mined groups (no work twice)"),
+        deps=(L.RERANKER_GROUPS,
+              L.CITATIONS),
+        params=("seed", "biencoder", "index.encoder"),
+    ),
+    Stage(
+        "evaluate", DEFAULT,
+        f"countercase evaluate --aila-dir {L.AILA} --out {L.EVALUATE} --metrics "
+        f"{L.metrics('retrieval')} --summary {L.metrics('evaluation')} --timing "
+        f"{L.timing('evaluate')} --resume-dir {L.EVALUATE_RESUME}",
+        why=("every system of configs/systems.yaml on its collections; the summary (significance "
+             "tests, timings, leakage and unretrievable documents) is read by the paper, too wide "
+             "for `dvc metrics show`"),
+        deps=(L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              L.AILA_QRELS_STATUTES,
+              L.INDEX,
+              L.DENSE,
+              L.FACT_INDEX,
+              L.INGEST,
+              L.EXTRACT,
+              (L.RERANKER, "the condition `rerank` (skipped, with a warning, while missing)"),
+              L.CITATIONS,
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve", "evaluate"),
+    ),
+    Stage(
+        "regress", DEFAULT,
+        f"countercase regress --verify --all --runs {L.EVALUATE} --regressions "
+        f"{L.REGRESSIONS} --aila-dir {L.AILA} --metrics {L.metrics('regress')}",
+        why=("the expected scores (committed inputs, written only by `countercase regress "
+             "--update`) checked against the evaluate stage's run files: any drift fails the "
+             "pipeline"),
+        deps=(L.REGRESSIONS,
+              L.EVALUATE,
+              L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              L.AILA_QRELS_STATUTES,
+              L.CITATIONS,
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve", "evaluate", "index", "biencoder"),
+    ),
+    Stage(
+        "perturb", DEFAULT,
+        f"countercase perturb --queries {L.AILA_QUERIES} --edges {L.SECTION_EDGES} --out "
+        f"{L.TREES} --documents {L.DOCUMENTS} --sheets {L.JUDGMENT_SHEETS} --fact-index "
+        f"{L.FACT_INDEX} --groups {L.RERANKER_GROUPS} --gold {L.DISPOSITIVE_GOLD} "
+        f"--metrics {L.metrics('counterfactual')} --timing {L.timing('perturb')} "
+        f"--choice {L.TREES_CHOICE}",
+        why=("the trees search without the domain reranker (perturb.system: no_rerank), so only "
+             "its citation groups are read; the trees' fact weight is chosen on the tuning cases "
+             "(configs/trees_choice.yaml)"),
+        deps=(L.AILA_QUERIES,
+              L.ADJACENCY,
+              L.INDEX,
+              L.DENSE,
+              (L.RERANKER_GROUPS, "the model too if the trees rerank"),
+              L.DOCUMENTS,
+              L.JUDGMENT_SHEETS,
+              L.FACT_INDEX,
+              L.METADATA,
+              L.DISPOSITIVE_GOLD,
+              (L.LEGAL_AUDIT, "the legal audit's samples and labels (issue 41)"),
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("perturb", "retrieve"),
+    ),
+    Stage(
+        "llm_check", DEFAULT,
+        f"countercase llm-check --edges {L.SECTION_EDGES} --documents {L.DOCUMENTS} "
+        f"--sheets {L.JUDGMENT_SHEETS} --metadata {L.METADATA} --groups "
+        f"{L.RERANKER_GROUPS} --gold {L.DISPOSITIVE_GOLD} --validity {L.VALIDITY_ROWS} "
+        f"--labels {L.PERTURBATION_LABELS} --out {L.LLM_CHECK} --metrics "
+        f"{L.metrics('llm_check')} --timing {L.timing('llm_check')}",
+        why=("the plan's LLM check (plausible? operative?) on the root candidates of the corpus "
+             "query cases, against the validity labels and two annotators' hand labels "
+             "(countercase.perturb.llm_check)"),
+        deps=(L.SECTION_EDGES,
+              L.DOCUMENTS,
+              L.JUDGMENT_SHEETS,
+              L.METADATA,
+              L.RERANKER_GROUPS,
+              L.VALIDITY_ROWS,
+              L.DISPOSITIVE_GOLD,
+              L.PERTURBATION_LABELS,
+              (L.recording("llm_check"), "the LLM's answers (written where it asks anew)"),
+              (L.LLM_CALIBRATION, "the candidates labelled to measure it as a classifier")),
+        params=("seed", "llm.mode", "perturb.per_type", "perturb.tuning_cases",
+                "perturb.corpus_cases", "perturb.case_chars", "perturb.granularity", "llm_check"),
+    ),
+    Stage(
+        "explain", DEFAULT,
+        f"countercase explain --trees {L.TREES} --sheets {L.JUDGMENT_SHEETS} --chunks "
+        f"{L.CHUNKS} --out {L.EXPLANATIONS} --metrics {L.metrics('explanations')} "
+        f"--timing {L.timing('explain')}",
+        why=("grounded explanations of every result and edge of every tree, each sentence "
+             "re-verified against its sources (countercase.explain)"),
+        deps=(L.TREES,
+              L.JUDGMENT_SHEETS,
+              L.CHUNKS),
+    ),
+    Stage(
+        "topology", DEFAULT,
+        f"countercase topology --trees {L.TREES} --groups {L.RERANKER_GROUPS} --metadata "
+        f"{L.METADATA} --out {L.metrics('topology')}",
+        why=("tree shapes and precedent robustness against citation in-degree, bench size and "
+             "constitutional questions (countercase.explain.topology)"),
+        deps=(L.TREES,
+              L.RERANKER_GROUPS,
+              L.METADATA),
+        params=("seed",),
+    ),
+    Stage(
+        "rerank_llm", DEFAULT,
+        f"countercase rerank-llm --aila-dir {L.AILA} --index-dir {L.INDEX} --dense-dir "
+        f"{L.DENSE} --chunks {L.CHUNKS} --metadata {L.METADATA} --out {L.RERANK_LLM} "
+        f"--metrics {L.metrics('rerank_llm')}",
+        why=("the fact sheets' local LLM as a pointwise reranker of the `no_rerank` condition's "
+             "top documents (AILA test queries, both tasks); its answers are recorded "
+             "(recordings/llm/rerank_llm.jsonl.gz). No dependency on data/processed/reranker: the "
+             "domain reranker is off here."),
+        deps=(L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              L.AILA_QRELS_STATUTES,
+              L.INDEX,
+              L.DENSE,
+              L.CHUNKS,
+              L.METADATA,
+              (L.recording("rerank_llm"), "the LLM's answers (written where it asks anew)"),
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("seed", "llm.mode", "rerank_llm", "retrieve", "evaluate.depth",
+                "evaluate.chunk_depth"),
+    ),
+    Stage(
+        "llm_replay", DEFAULT,
+        f"countercase llm-replay --recordings {L.RECORDINGS} --metrics "
+        f"{L.metrics('llm_replay')}",
+        why=("a seeded sample of the recorded LLM answers asked again: does the installed model "
+             "still give them? (countercase.factsheet.llm_replay). Reruns only when a recording "
+             "or the model's hash changes."),
+        deps=(L.recording("factsheets"),
+              L.recording("llm_check"),
+              L.recording("rerank_llm")),
+        params=("seed", "llm.check_sample", "llm.model_sha256"),
+    ),
+    Stage(
+        "explore_bench", DEFAULT,
+        f"countercase explore-bench --queries 10 --out {L.timing('explorer')}",
+        why=("the explorer's edit timed to the redrawn page on the whole corpus (target: 2 s, no "
+             "reranker)"),
+        deps=(L.AILA_QUERIES,
+              L.INDEX,
+              L.DENSE,
+              L.FACT_INDEX,
+              L.CHUNKS,
+              L.METADATA,
+              L.DOCUMENTS,
+              L.JUDGMENT_SHEETS,
+              L.SECTION_EDGES,
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.TREES_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve", "perturb"),
+    ),
+    Stage(
+        "notebooks", DEFAULT,
+        f"countercase notebooks --src {L.NOTEBOOK_SOURCES} --out "
+        f"{L.NOTEBOOKS} --timing {L.timing('notebooks')}",
+        why=("every notebook executed on the pipeline's outputs; the executed copies are kept"),
+        deps=(L.NOTEBOOK_SOURCES,
+              ("src/countercase", "the notebooks may call any part of the package"),
+              "params.yaml",
+              L.AILA,
+              L.EXTRACT,
+              L.INDEX,
+              L.DENSE,
+              L.ADJACENCY,
+              L.FACTSHEETS,
+              L.CITATIONS,
+              L.EVALUATE,
+              L.VALIDITY_ROWS,
+              L.EXPLANATIONS,
+              L.metrics("extraction"),
+              L.metrics("retrieval"),
+              L.metrics("counterfactual"),
+              L.metrics("llm_check"),
+              L.metrics("topology")),
+    ),
+    Stage(
+        "paper", DEFAULT,
+        f"countercase paper --source {L.PAPER_SOURCE} --out {L.PAPER_HTML} --pdf "
+        f"{L.PAPER_PDF} --manifest {L.PAPER_MANIFEST}",
+        why=("also reads the opt-in pipeline's committed metrics (metrics/*_ft.json, "
+             "tuning_ft.json, configs/tuning_ft_choice.yaml), which are not deps here: as deps "
+             "they would pull the opt-in stages into `dvc repro`; the paper's manifest hashes "
+             "them instead. Its outputs are committed, so the paper reads without running "
+             "anything (issue 40)"),
+        deps=(("src/countercase/explore/render.py", "the drawn tree's layout"),
+              ("src/countercase/report/rebuild.py", "the earlier build's reports beside this"),
+              ("src/countercase/report/readme.py", "the scale-out tables, shared with the README"),
+              ("src/countercase/report/stage_times.py", "the table of the stages' times"),
+              L.PAPER_SOURCE,
+              L.PAPER_BIBLIOGRAPHY,
+              L.TRACK_RESULTS,
+              "paper/retrieval_levers.yaml",
+              "paper/history",
+              L.metrics("ingest"),
+              L.metrics("extraction"),
+              L.metrics("retrieval"),
+              L.metrics("evaluation"),
+              L.metrics("latency"),
+              L.metrics("tuning"),
+              L.metrics("citations"),
+              (L.metrics("scaleout"), "the scale-out benchmark (countercase.scaleout.bench)"),
+              (L.timing("cpu"), "the precision benchmark (python -m countercase.runtime.cpu)"),
+              (L.timing("embed"), "the embedding pass's minutes"),
+              ("params.yaml", "the configured first stage, in words"),
+              L.metrics("factsheets"),
+              L.metrics("counterfactual"),
+              L.metrics("reranker"),
+              L.metrics("biencoder"),
+              L.metrics("ner"),
+              L.metrics("adjacency"),
+              L.metrics("rerank_llm"),
+              L.metrics("regress"),
+              L.metrics("llm_check"),
+              L.metrics("explanations"),
+              L.metrics("topology"),
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.TREES_CHOICE,
+              L.SYSTEMS,
+              L.EVALUATE / "aila2019-task1/per_query.csv",
+              L.EXPLANATIONS / "AILA_Q30.json"),
+    ),
+    Stage(
+        "embed_ft", OPT_IN,
+        f"countercase embed --encoder {L.BIENCODER_MODEL} --chunks {L.CHUNKS} "
+        f"--statute-chunks {L.STATUTE_CHUNKS} --out {L.DENSE_FT} --timing "
+        f"{L.timing('embed_ft')}",
+        why=("the chunks embedded by the fine-tuned encoder, for the dense_ft and hybrid_ft "
+             "conditions"),
+        deps=(L.BIENCODER,
+              L.CHUNKS,
+              L.STATUTE_CHUNKS),
+        params=("index.precision", "index.max_seq_length", "index.batch_size"),
+    ),
+    Stage(
+        "tune_ft", OPT_IN,
+        f"countercase tune-ft --citations {L.CITATIONS} --split {L.BIENCODER_SPLIT} "
+        f"--ft-dense {L.DENSE_FT} --choice {L.TUNING_CHOICE} --out "
+        f"{L.metrics('tuning_ft')} --ft-choice {L.TUNING_FT_CHOICE}",
+        why=("the fine-tuned encoder's fusion weight, chosen on the dev third of the citation "
+             "tuning half (queries it never trained on); the choice and its rule committed before "
+             "the test is scored"),
+        deps=(L.INDEX,
+              L.DENSE,
+              L.DENSE_FT,
+              L.BIENCODER,
+              L.CITATIONS,
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve", "evaluate"),
+    ),
+    Stage(
+        "evaluate_ft", OPT_IN,
+        f"countercase evaluate --opt-in --aila-dir {L.AILA} --out {L.EVALUATE_FT} "
+        f"--metrics {L.metrics('retrieval_ft')} --summary {L.metrics('evaluation_ft')} "
+        f"--timing {L.timing('evaluate_ft')} --resume-dir {L.INTERIM / 'evaluate_ft'} "
+        f"--compare-runs {L.EVALUATE}",
+        why=("the conditions of the fine-tuned encoder (--opt-in), tested against the default "
+             "pipeline's reference runs (full, bm25_docs, ...), which are read back, not ranked "
+             "again; its summary is read by the paper"),
+        deps=((L.EVALUATE, "the default pipeline's reference runs, tested against"),
+              L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              L.AILA_QRELS_STATUTES,
+              L.INDEX,
+              L.DENSE,
+              L.DENSE_FT,
+              L.BIENCODER,
+              L.FACT_INDEX,
+              L.INGEST,
+              L.EXTRACT,
+              (L.RERANKER, "the condition `rerank` (skipped, with a warning, while missing)"),
+              L.CITATIONS,
+              L.TUNING_CHOICE,
+              L.TUNING_FT_CHOICE,
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve", "evaluate"),
+    ),
+    Stage(
+        "regress_ft", OPT_IN,
+        f"countercase regress --verify --all --opt-in --runs {L.EVALUATE_FT} "
+        f"--regressions {L.REGRESSIONS} --aila-dir {L.AILA} --metrics "
+        f"{L.metrics('regress_ft')}",
+        why=("the opt-in conditions' expected scores (regressions/, written only by `countercase "
+             "regress --update`) checked against evaluate_ft's run files: any drift fails it"),
+        deps=(L.REGRESSIONS,
+              L.EVALUATE_FT,
+              L.AILA_QUERIES,
+              L.AILA_QRELS_PRECEDENTS,
+              L.AILA_QRELS_STATUTES,
+              L.CITATIONS,
+              L.TUNING_CHOICE,
+              L.TUNING_FT_CHOICE,
+              (L.DENSE_FT / "precedents/meta.json", "names the fine-tuned conditions' encoder"),
+              L.RERANKER_CHOICE,
+              L.SYSTEMS),
+        params=("retrieve", "evaluate", "index", "biencoder"),
+    ),
+)
+BY_NAME: dict[str, Stage] = {stage.name: stage for stage in STAGES}
