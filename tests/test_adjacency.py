@@ -8,7 +8,7 @@ import pytest
 from countercase.extract.metadata import extract_metadata
 from countercase.extract.statutes import build_constitution_crossrefs, statute_frame
 from countercase.ingest.text import text_document
-from countercase.perturb.adjacency import (build_adjacency, chapter_edges, cocitation_edges,
+from countercase.legal.adjacency import (build_adjacency, chapter_edges, cocitation_edges,
                                           correspondence, neighbours)
 
 # The correspondences the new codes' own tables publish (checked here, never used to build).

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # ``quickstart``, sit on top). The base zones: the legal vocabulary (``legal``), what the machine
 # offers (``runtime``) and what every trained model shares (``training``).
 BASE = {"errors", "layout", "config", "legal", "runtime", "training", "datasets"}
-LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "index", "scaleout",
+LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "citations", "index", "scaleout",
           "retrieve", "experiment", "reranker", "biencoder", "evaluate", "perturb", "explain"]
 TOP = {"cli", "report", "case", "explore", "quickstart", "dag"}
 

@@ -13,8 +13,8 @@ from countercase.biencoder.run import (GroupsError, pool_map, read_pairs, resume
 from countercase.biencoder.train import Pair, in_batch_mask, train
 from countercase.config import Params
 from countercase.datasets.citations import read_citations
-from countercase.training.learned import NotLearnedError
 from countercase.runtime.models import MINILM, encoder_dir
+from countercase.training.learned import NotLearnedError
 from countercase.training.splits import held_back, tuning_split
 
 DOCS = [f"C{i}" for i in range(1, 25)]

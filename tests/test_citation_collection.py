@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from countercase.citations.run import build_collection, near_copy_groups
 from countercase.config import CitationsParams, RetrieveParams
 from countercase.datasets import CollectionError, citation_dataset
 from countercase.datasets.citations import decided_by, read_citations
@@ -18,7 +19,6 @@ from countercase.experiment import Experiment, ranked, score_run
 from countercase.experiment.levers import citation_counts, pool_scores, with_prior
 from countercase.extract.masking import mask, person_names
 from countercase.extract.metadata import parse_date
-from countercase.reranker.citation_collection import build_collection, near_copy_groups
 
 _YEAR = re.compile(r"\b(1[89]\d\d|20[0-2]\d)\b")
 

@@ -10,10 +10,10 @@ import shutil
 import numpy as np
 import pytest
 
-from countercase.runtime import models
 from countercase.index import encoders
 from countercase.index.dense import DenseIndex, build_embeddings, read_meta, texts_sha256
 from countercase.index.encoders import embed, load_encoder
+from countercase.runtime import models
 from countercase.runtime.models import EncoderUnavailableError
 
 MINILM = "all-MiniLM-L6-v2"

@@ -10,11 +10,11 @@ import pytest
 from countercase.extract.metadata import extract_metadata
 from countercase.extract.segment import segment
 from countercase.factsheet.rules import extract_rules
+from countercase.factsheet.thresholds import ThresholdError, in_days, sides
 from countercase.index.facts import FactSearcher, build_fact_index, fact_tokens
 from countercase.ingest.text import text_document
 from countercase.perturb.rules import apply, candidates, load_thresholds
 from countercase.retrieve.fusion import fuse_with_facts
-from countercase.factsheet.thresholds import ThresholdError, in_days, sides
 
 DOCS = [f"C{i}" for i in range(1, 41)]
 

@@ -94,7 +94,7 @@ def test_the_llm_check_judges_real_perturbations_and_replays(q30, raw_dir, tmp_p
 
     from countercase.extract.statutes import build_constitution_crossrefs, statute_frame
     from countercase.factsheet.rules import extract_rules
-    from countercase.perturb.adjacency import build_adjacency
+    from countercase.legal.adjacency import build_adjacency
     from countercase.perturb.rules import apply, candidates
     from countercase.perturb.validate import THRESHOLD, LlmValidator
 

@@ -10,12 +10,12 @@ import pytest
 from countercase.extract.metadata import extract_metadata
 from countercase.extract.statutes import build_constitution_crossrefs, statute_frame
 from countercase.factsheet.rules import extract_rules
+from countercase.factsheet.thresholds import ThresholdError, applies, in_days
 from countercase.ingest.text import text_document
-from countercase.perturb.adjacency import build_adjacency
+from countercase.legal.adjacency import build_adjacency
 from countercase.perturb.legal import LegalTableError, load_swaps, load_tables
 from countercase.perturb.rules import (Perturbation, PerturbationError, apply, candidates,
                                        case_categories, check, crosses, load_thresholds)
-from countercase.factsheet.thresholds import ThresholdError, applies, in_days
 
 NAMES = [f"C{i}" for i in range(1, 81)] + ["C1268"]
 

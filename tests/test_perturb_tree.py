@@ -18,7 +18,7 @@ from countercase.factsheet.rules import extract_rules
 from countercase.index.bm25 import Bm25Searcher, build_bm25_index
 from countercase.index.run import chunk_records
 from countercase.ingest.text import text_document
-from countercase.perturb.adjacency import build_adjacency
+from countercase.legal.adjacency import build_adjacency
 from countercase.perturb.diff import diff_rankings
 from countercase.perturb.rules import Perturbation, check
 from countercase.perturb.run import retriever_search

@@ -12,11 +12,12 @@ import random
 import pandas as pd
 import pytest
 
+from countercase.citations.links import CitationResolver, mine_citations, read_title
+from countercase.citations.run import facts_query
 from countercase.extract.act_sections import normalise_sections
 from countercase.extract.statutes import statute_frame
 from countercase.index.statute_map import map_statutes
-from countercase.reranker.citation_links import CitationResolver, mine_citations, read_title
-from countercase.reranker.pairs import (Group, Miner, drop_leaking, facts_query,
+from countercase.reranker.pairs import (Group, Miner, drop_leaking,
                                         leaking_documents, statutes_cited)
 
 

@@ -10,13 +10,13 @@ import pytest
 
 from countercase.extract.segment import segment
 from countercase.factsheet.rules import extract_rules, find_ages
+from countercase.factsheet.thresholds import crosses, load_thresholds
 from countercase.perturb.cases import precedent_facts, window
 from countercase.perturb.operative import label
 from countercase.perturb.placebo import placebos
 from countercase.perturb.query import text_query
 from countercase.perturb.rules import Perturbation, apply
 from countercase.perturb.validity import cited_displacement, gold_agreement
-from countercase.factsheet.thresholds import crosses, load_thresholds
 
 TEXT = ("On 9 February 1961 the appellant, a tenant, aged about 17 years, was arrested. He was "
         "17 years old then. The dying declaration was recorded by the Magistrate. The dying "

@@ -206,7 +206,7 @@ class BiencoderParams(_Section):
 
 
 class CitationsParams(_Section):
-    """Stage citations (countercase.reranker.citation_collection): the citation collection."""
+    """Stage citations (countercase.citations.run): the citation collection."""
 
     query_chars: int = Field(1500, gt=100)  # facts of the citing judgment (as the reranker's query)
     min_query_chars: int = Field(300, gt=0)  # a shorter masked facts text is not a query

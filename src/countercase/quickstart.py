@@ -63,7 +63,7 @@ def build_project(out: Path, repository: Path, judgments: list[str] | None = Non
     from countercase.index.run import run_index
     from countercase.ingest.run import read_documents, run_ingest
     from countercase.ingest.text import TextSource
-    from countercase.perturb.adjacency import build_adjacency
+    from countercase.legal.adjacency import build_adjacency
 
     if out.exists() and not out.is_dir():
         raise CountercaseError(f"{out} is a file, not a folder for the project")

@@ -9,10 +9,10 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.report import stage_times
 from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, app, require, require_folder,
                                   write_json)
 from countercase.config import load_params
+from countercase.report import stage_times
 
 log = logging.getLogger("countercase")
 

@@ -204,7 +204,7 @@ def adjacency(
     """The section adjacency map (chapters, cross-references, co-citation, IPC->BNS, CrPC->BNSS)."""
     import pandas as pd
 
-    from countercase.perturb.adjacency import build_adjacency
+    from countercase.legal.adjacency import build_adjacency
 
     for name in ("statutes.parquet", "constitution_crossrefs.parquet", "metadata.parquet"):
         require(extract_dir / name, f"extract stage output {name}")

@@ -10,10 +10,10 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.report import stage_times
 from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, require_folder, write_json)
 from countercase.config import load_params, write_choice
+from countercase.report import stage_times
 
 log = logging.getLogger("countercase")
 
@@ -94,7 +94,7 @@ def citations(
 ) -> None:
     """The citation collection: corpus judgments that cite others as queries, masked."""
     from countercase.datasets import aila
-    from countercase.reranker.citation_collection import run_citations
+    from countercase.citations.run import run_citations
 
     for path, what in ((documents, "documents file"),
                        (extract_dir / "sections.parquet", "sections"),

@@ -10,12 +10,12 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.report import stage_times
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
                                   PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
                                   require_folder, write_json)
 from countercase.config import load_params, write_choice
+from countercase.report import stage_times
 
 log = logging.getLogger("countercase")
 # what the scoring commands (evaluate, regress) run the conditions with

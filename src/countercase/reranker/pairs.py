@@ -60,17 +60,6 @@ class Group:
                 "negatives": list(self.negatives)}
 
 
-def facts_query(text: str, segments, max_chars: int, facts_fraction: float = 0.2) -> str:
-    """The facts of a judgment (the extract stage's Facts run), cut at a word boundary."""
-    from countercase.factsheet.rules import facts_region
-
-    start, end, _ = facts_region(text, "judgment", segments, facts_fraction)
-    facts = " ".join(text[start:end].split())
-    if len(facts) < 200:  # a facts run too short to search with: the judgment's opening
-        facts = " ".join(text[:max_chars * 2].split())
-    return facts[:max_chars].rsplit(" ", 1)[0]
-
-
 def statutes_cited(act_sections: Iterable[str], statute_sections: dict[str, list[str]]) -> list[str]:
     """AILA statute ids whose canonical section ids the judgment cites."""
     cited = set(act_sections)

@@ -33,17 +33,18 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from countercase.citations.links import citation_counts, cited_pairs, mine_citations
+from countercase.citations.run import facts_query
 from countercase.config import ConfigError, Params
 from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
 from countercase.experiment import Experiment, ranked
-from countercase.retrieve.registry import candidate_params
-from countercase.training.learned import NotLearnedError, check_learned
-from countercase.reranker.citation_links import citation_counts, cited_pairs, mine_citations
-from countercase.reranker.pairs import (Miner, drop_leaking, facts_query, leaking_documents,
+from countercase.reranker.pairs import (Miner, drop_leaking, leaking_documents,
                                         statutes_cited)
 from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.registry import candidate_params
+from countercase.training.learned import NotLearnedError, check_learned
 from countercase.training.splits import held_back, tuning_split
 
 log = logging.getLogger(__name__)

@@ -27,15 +27,25 @@ from typing import Any
 
 from tqdm import tqdm
 
+from countercase.citations.links import cited_pairs, mine_citations
 from countercase.config import CitationsParams
 from countercase.datasets.citations import PARTS, decided_by
 from countercase.datasets.ids import natural_key
 from countercase.datasets.leakage import overlapping_documents
 from countercase.extract.masking import mask
-from countercase.reranker.citation_links import cited_pairs, mine_citations
-from countercase.reranker.pairs import facts_query
 
 log = logging.getLogger(__name__)
+
+
+def facts_query(text: str, segments, max_chars: int, facts_fraction: float = 0.2) -> str:
+    """The facts of a judgment (the extract stage's Facts run), cut at a word boundary."""
+    from countercase.factsheet.rules import facts_region
+
+    start, end, _ = facts_region(text, "judgment", segments, facts_fraction)
+    facts = " ".join(text[start:end].split())
+    if len(facts) < 200:  # a facts run too short to search with: the judgment's opening
+        facts = " ".join(text[:max_chars * 2].split())
+    return facts[:max_chars].rsplit(" ", 1)[0]
 
 
 def _write_tsv(path: Path, rows) -> None:
