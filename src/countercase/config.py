@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -23,8 +23,35 @@ from countercase.errors import CountercaseError
 log = logging.getLogger(__name__)
 
 
+_read: set[str] | None = None  # the keys read while :func:`record_reads` is on
+
+
+def record_reads() -> set[str]:
+    """From now on, note every ``params.yaml`` key read by attribute (``seed``,
+    ``retrieve.k1``); returns the set that fills. A DVC stage's run writes it, so the registry
+    of stages can check its declared params deps against what the code read
+    (``python -m countercase.dag --params-read``)."""
+    global _read
+    _read = set()
+    return _read
+
+
+def stop_reads() -> None:
+    global _read
+    _read = None
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    _key: ClassVar[str] = ""  # its section's name in params.yaml (set below, after Params)
+
+    def __getattribute__(self, name: str):
+        value = super().__getattribute__(name)
+        if _read is not None and name in type(self).model_fields \
+                and not isinstance(value, _Section):
+            key = type(self)._key
+            _read.add(f"{key}.{name}" if key else name)
+        return value
 
 
 class IngestParams(_Section):
@@ -311,6 +338,11 @@ class Params(_Section):
     budgets: BudgetParams = BudgetParams()
 
 
+for _name, _field in Params.model_fields.items():
+    if isinstance(_field.annotation, type) and issubclass(_field.annotation, _Section):
+        _field.annotation._key = _name
+
+
 class ConfigError(CountercaseError, ValueError):
     """A params file that is missing, unreadable or invalid; the message names the file."""
 
@@ -422,6 +454,8 @@ def load_params(path: str | Path = "params.yaml",
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: not a mapping of sections")
     raw = _adopt(raw, path.parent, adopt, path)
+    global _read
+    recording, _read = _read, None  # the validators' own reads are no stage's
     try:
         return Params.model_validate(raw)
     except ValidationError as error:
@@ -429,3 +463,5 @@ def load_params(path: str | Path = "params.yaml",
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
         )
         raise ConfigError(f"invalid parameters in {path}: {problems}") from None
+    finally:
+        _read = recording

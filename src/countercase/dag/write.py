@@ -1,7 +1,9 @@
 """``dvc.yaml`` and ``experiments/dvc.yaml`` written from the registry of stages.
 
 ``python -m countercase.dag`` writes both; ``--check`` exits 1 naming each file that differs
-from what it would write (the test suite runs the same comparison)."""
+from what it would write (the test suite runs the same comparison); ``--params-read`` names the
+stages whose last run read a ``params.yaml`` key they do not declare
+(:mod:`countercase.dag.params`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 from countercase import layout
 from countercase.dag.code import ROOT, code_deps
+from countercase.dag.params import READ, check
 from countercase.dag.stages import DEFAULT, OPT_IN, STAGES, Stage
 
 WIDTH = 100
@@ -103,7 +106,16 @@ def stale(root: Path = ROOT) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="Write nothing; exit 1 if stale.")
+    parser.add_argument("--params-read", nargs="?", const=str(READ), metavar="FOLDER",
+                        help="Write nothing; name each stage whose last run read a params.yaml "
+                             f"key it does not declare (its records, default {READ}); exit 1 "
+                             "if any did.")
     args = parser.parse_args(argv)
+    if args.params_read is not None:
+        found = check(Path(args.params_read))
+        for stage, keys in found.items():
+            print(f"{stage} read undeclared params: {', '.join(keys)}")
+        return 1 if found else 0
     if args.check:
         found = stale()
         for pipeline in found:

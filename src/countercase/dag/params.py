@@ -1,0 +1,56 @@
+"""The ``params.yaml`` keys a stage's run read, against the keys its registry entry declares.
+
+Under DVC (``DVC_STAGE`` set) the command line notes every key the run reads by attribute
+(:func:`countercase.config.record_reads`) and, when the stage succeeds, writes them to
+``data/interim/params_read/<stage>.json``. ``python -m countercase.dag --params-read`` then names
+each stage that read a key no declared dep covers (a section declared whole covers its keys). A
+key read only in a second process (``runtime.processes``) or only through ``model_dump`` is not
+seen, so the record can miss a key; it never invents one."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from countercase import layout
+from countercase.config import record_reads
+from countercase.dag.stages import BY_NAME
+
+READ = layout.INTERIM / "params_read"
+
+
+def begin() -> set[str] | None:
+    """Note the keys this process reads, if it runs a DVC stage."""
+    return record_reads() if os.environ.get("DVC_STAGE") else None
+
+
+def write(keys: set[str] | None, folder: Path = READ) -> Path | None:
+    """The keys a successful stage read, as ``<folder>/<DVC_STAGE>.json``."""
+    stage = os.environ.get("DVC_STAGE")
+    if keys is None or not stage:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stage}.json"
+    path.write_text(json.dumps(sorted(keys), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def undeclared(declared: tuple[str, ...] | None, read: list[str]) -> list[str]:
+    """The keys of ``read`` that no declared key or section covers."""
+    covered = set(declared or ())
+    return sorted(key for key in read
+                  if key not in covered and key.split(".")[0] not in covered)
+
+
+def check(folder: Path = READ) -> dict[str, list[str]]:
+    """Each recorded stage's undeclared keys (stages with none left out)."""
+    found = {}
+    for path in sorted(Path(folder).glob("*.json")):
+        stage = BY_NAME.get(path.stem)
+        if stage is None:
+            continue
+        missing = undeclared(stage.params, json.loads(path.read_text(encoding="utf-8")))
+        if missing:
+            found[stage.name] = missing
+    return found

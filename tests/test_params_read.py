@@ -1,0 +1,63 @@
+"""The params.yaml keys a run reads are noted, and a stage that reads a key its registry entry
+does not declare is named (countercase.dag.params)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from countercase import config
+from countercase.dag import params as params_read
+from countercase.dag.write import main
+
+
+@pytest.fixture
+def reads():
+    found = config.record_reads()
+    yield found
+    config.stop_reads()
+
+
+def test_attribute_reads_are_noted_by_key(reads):
+    params = config.Params()
+    _ = params.seed, params.retrieve.rrf_k, params.perturb
+    assert reads == {"seed", "retrieve.rrf_k"}  # a section itself is no key
+    copy = params.retrieve.model_copy(update={"rrf_k": 5})
+    assert copy.use_bm25 is True and "retrieve.use_bm25" in reads  # a copy keeps its section
+    _ = config.RetrieveParams().mmr_lambda  # a section made alone is still its section
+    assert "retrieve.mmr_lambda" in reads
+
+
+def test_nothing_is_noted_when_not_recording():
+    config.stop_reads()
+    assert config.Params().retrieve.rrf_k == config.RetrieveParams().rrf_k
+    assert config._read is None
+
+
+def test_a_section_or_a_key_declared_covers_a_read():
+    assert params_read.undeclared(("retrieve", "evaluate.depth"),
+                                  ["retrieve.rrf_k", "evaluate.depth", "evaluate.chunk_depth",
+                                   "seed"]) == ["evaluate.chunk_depth", "seed"]
+    assert params_read.undeclared(None, ["seed"]) == ["seed"]
+
+
+def test_a_stage_run_writes_its_reads_and_the_check_names_the_undeclared(tmp_path, monkeypatch,
+                                                                           capsys):
+    monkeypatch.delenv("DVC_STAGE", raising=False)
+    assert params_read.begin() is None and params_read.write({"seed"}, tmp_path) is None
+    monkeypatch.setenv("DVC_STAGE", "topology")  # declares seed only
+    found = params_read.begin()
+    try:
+        params = config.Params()
+        _ = params.seed, params.perturb.k
+    finally:
+        config.stop_reads()
+    path = params_read.write(found, tmp_path)
+    assert json.loads(path.read_text()) == ["perturb.k", "seed"]
+    (tmp_path / "not_a_stage.json").write_text('["anything"]')
+    assert params_read.check(tmp_path) == {"topology": ["perturb.k"]}
+    assert main(["--params-read", str(tmp_path)]) == 1
+    assert "topology read undeclared params: perturb.k" in capsys.readouterr().out
+    path.write_text('["seed"]')
+    assert main(["--params-read", str(tmp_path)]) == 0
