@@ -160,7 +160,7 @@ STAGES: tuple[Stage, ...] = (
               L.DENSE,
               L.FACT_INDEX,
               L.CITATIONS),
-        params=("evaluate", "tune"),
+        params=("retrieve", "evaluate", "tune"),
     ),
     Stage(
         "train_reranker", DEFAULT,
@@ -263,7 +263,7 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.SYSTEMS),
-        params=("perturb", "retrieve"),
+        params=("seed", "perturb", "retrieve"),
     ),
     Stage(
         "llm_check", DEFAULT,
