@@ -61,3 +61,5 @@ def test_a_stage_run_writes_its_reads_and_the_check_names_the_undeclared(tmp_pat
     assert "topology read undeclared params: perturb.k" in capsys.readouterr().out
     path.write_text('["seed"]')
     assert main(["--params-read", str(tmp_path)]) == 0
+    assert main(["--params-read", str(tmp_path / "missing")]) == 2
+    assert "no records of params read" in capsys.readouterr().err

@@ -33,25 +33,29 @@ def record_reads() -> set[str]:
     (``python -m countercase.dag --params-read``)."""
     global _read
     _read = set()
+    _Section.__getattribute__ = _noting  # only while recording: params are read in hot loops
     return _read
 
 
 def stop_reads() -> None:
     global _read
     _read = None
+    if "__getattribute__" in vars(_Section):
+        del _Section.__getattribute__
+
+
+def _noting(self, name: str):
+    """``_Section``'s attribute lookup while :func:`record_reads` is on."""
+    value = BaseModel.__getattribute__(self, name)
+    if _read is not None and name in type(self).model_fields and not isinstance(value, _Section):
+        key = type(self)._key
+        _read.add(f"{key}.{name}" if key else name)
+    return value
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     _key: ClassVar[str] = ""  # its section's name in params.yaml (set below, after Params)
-
-    def __getattribute__(self, name: str):
-        value = super().__getattribute__(name)
-        if _read is not None and name in type(self).model_fields \
-                and not isinstance(value, _Section):
-            key = type(self)._key
-            _read.add(f"{key}.{name}" if key else name)
-        return value
 
 
 class IngestParams(_Section):

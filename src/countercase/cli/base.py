@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -94,18 +95,22 @@ def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
 def main() -> None:
     import time
 
-    from countercase.dag import params as params_read
     from countercase.report.stage_times import begin, record_dvc_stage
 
     begin()
-    read = params_read.begin()
+    read = None
+    if os.environ.get("DVC_STAGE"):  # a DVC stage: note the params.yaml keys it reads
+        from countercase.dag import params as params_read
+
+        read = params_read.begin()
     started = time.perf_counter()
     try:
         app()
     except SystemExit as done:  # typer's way of returning: record a DVC stage that succeeded
         if done.code in (0, None):
             record_dvc_stage(time.perf_counter() - started)
-            params_read.write(read)
+            if read is not None:
+                params_read.write(read)
         raise
     except CountercaseError as error:  # bad input or a missing artefact: the message says which
         typer.echo(f"error: {error}", err=True)

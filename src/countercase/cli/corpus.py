@@ -74,9 +74,10 @@ def _check_aila(path: Path) -> None:
 
     try:
         key = path.resolve().relative_to(RAW_CHECKSUMS.parent.resolve()).as_posix()
-        expected = json.loads(RAW_CHECKSUMS.read_text(encoding="utf-8")).get(key)
     except ValueError:
-        expected = None  # not embedded data
+        key = None  # not embedded data
+    expected = None if key is None else \
+        json.loads(RAW_CHECKSUMS.read_text(encoding="utf-8")).get(key)
     if expected is not None and path.is_file():
         found = sha256_files(path)
         if found != expected["sha256"]:

@@ -112,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
                              "if any did.")
     args = parser.parse_args(argv)
     if args.params_read is not None:
+        if not Path(args.params_read).is_dir():
+            print(f"error: no records of params read in {args.params_read}: run the stages "
+                  "under dvc repro first", file=sys.stderr)
+            return 2
         found = check(Path(args.params_read))
         for stage, keys in found.items():
             print(f"{stage} read undeclared params: {', '.join(keys)}")
