@@ -34,7 +34,7 @@ import pandas as pd
 from countercase import datasets, layout
 from countercase.case import Workspace
 from countercase.experiment import Experiment
-from countercase.experiment.runs import read_trec_run
+from countercase.retrieve.runs import read_trec_run
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import open_retriever, open_statute_search
 from countercase.retrieve.registry import system

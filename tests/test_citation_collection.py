@@ -16,7 +16,8 @@ from countercase.datasets.citations import decided_by, read_citations
 from countercase.datasets.limits import Limit, Topics, limit_of, merged
 from countercase.evaluate.tuning import TIE_MARGIN, best
 from countercase.experiment import Experiment, ranked, score_run
-from countercase.experiment.levers import citation_counts, pool_scores, with_prior
+from countercase.retrieve.pooling import pool_scores
+from countercase.retrieve.prior import citation_counts, with_prior
 from countercase.extract.masking import mask, person_names
 from countercase.extract.metadata import parse_date
 
@@ -221,18 +222,27 @@ def test_a_regression_on_the_citation_collection_names_its_held_out_half():
         new_record("citations/no_such_condition")
 
 
-def test_a_tuning_choice_without_a_setting_is_named(built, tmp_path):
-    from countercase.evaluate.tuned_levers import LeverSource
+def test_a_tuning_choice_without_a_setting_is_named(tmp_path):
+    from countercase.retrieve.choices import ChoiceError, Choices
+    from countercase.retrieve.compose import why_not
+    from countercase.retrieve.registry import BY_NAME
 
-    out, _, _, _ = built
     choice = tmp_path / "choice.yaml"
     choice.write_text("precedents:\n  passages_bm25: {pool: sum2, k1: 0.9}\n  docs: {k1: 1.2, b: 0.4}\n"
                       "  docs_fusion: {weight: 1.0}\n  prior: {weight: 0.25}\n", encoding="utf-8")
-    with pytest.raises(CollectionError, match=r"choice.yaml: no choice for passages_bm25\.b"):
-        LeverSource.read(choice, out)
+    choices = Choices({"tuning": choice})
+    assert choices.get({"choice": "tuning.precedents.docs.k1"}) == 1.2
+    with pytest.raises(ChoiceError, match=r"choice.yaml holds no precedents\.passages_bm25\.b"):
+        choices.get({"choice": "tuning.precedents.passages_bm25.b"})
+    why = why_not([BY_NAME["passages_tuned"], BY_NAME["docs_tuned"]], "precedents",
+                  RetrieveParams(), choices)
+    assert list(why) == ["passages_tuned"] and "passages_bm25.b (rerun stage tune)" in why[
+        "passages_tuned"]
     choice.write_text("- not a mapping\n", encoding="utf-8")
-    with pytest.raises(CollectionError, match="cannot read the tuning choice"):
-        LeverSource.read(choice, out)
+    with pytest.raises(ChoiceError, match="choice.yaml: not a mapping"):
+        Choices({"tuning": choice}).get({"choice": "tuning.precedents.docs.k1"})
+    with pytest.raises(ChoiceError, match="stage tune has not run"):
+        Choices({"tuning": tmp_path / "none.yaml"}).get({"choice": "tuning.precedents.docs.k1"})
 
 
 def test_the_prior_under_the_collection_rule_counts_only_earlier_citers(built):
@@ -252,31 +262,3 @@ def test_the_tuned_system_is_named_from_the_choice_by_its_rule():
     assert tuned_system({"docs_fusion": {"weight": 0.0}, "prior": {"weight": 0.0}}) == "full"
     assert tuned_system({"docs_fusion": {"weight": 2.0}, "prior": {"weight": 0.0}}) == "full_docs"
     assert tuned_system({"docs_fusion": {"weight": 0.0}, "prior": {"weight": 0.1}}) == "full_docs_prior"
-
-
-def test_the_fine_tuned_encoders_choice_is_read_beside_the_tune_stages(built, tmp_path):
-    from countercase.evaluate.tuned_levers import LeverSource, lever_system
-
-    out, _, _, _ = built
-    choice = tmp_path / "choice.yaml"
-    choice.write_text("tuned_system: full\nprecedents:\n  passages_bm25: {pool: sum2, k1: 0.9, b: 0.4}\n"
-                      "  docs: {k1: 1.2, b: 0.4}\n  docs_fusion: {weight: 0.0}\n"
-                      "  prior: {weight: 0.0}\n", encoding="utf-8")
-    ft = tmp_path / "ft.yaml"
-    assert LeverSource.read(choice, out, ft).ft_weight is None  # tune_ft has not run
-    ft.write_text("weight: 0.25\n", encoding="utf-8")
-    source = LeverSource.read(choice, out, ft)
-    assert source.ft_weight == 0.25 and source.tuned == "full"
-    weights = source.pipeline("ft", RetrieveParams())["fusion_weights"]
-    assert weights["precedents"] == {"bm25": 1.0, "dense": 0.25}
-    assert weights["statutes"] == RetrieveParams().fusion_weights["statutes"]
-    assert source.pipeline("prior", RetrieveParams()) == {}
-    full = lambda topics: {q: ranked(["A"]) for q in topics}  # noqa: E731
-    for lever in ("ft", "tuned_ft"):  # the tuned system `full` is the pipeline itself
-        assert lever_system(lever, source, full, None, 10, 10, 60, None, {}) is full
-    ft.write_text("weight: -1\n", encoding="utf-8")
-    with pytest.raises(CollectionError, match="ft.yaml: no weight of the fine-tuned encoder"):
-        LeverSource.read(choice, out, ft)
-    choice.write_text(choice.read_text().replace("tuned_system: full", "tuned_system: best"))
-    with pytest.raises(CollectionError, match="unknown tuned_system 'best'"):
-        LeverSource.read(choice, out)

@@ -254,25 +254,33 @@ def test_a_condition_of_another_encoder_waits_for_its_embeddings(tmp_path, monke
     assert runnable(chosen, "statutes", RetrieveParams(), None)[0] == [BY_NAME["bm25"]]
 
 
-def test_the_fine_tuned_encoders_levers_wait_for_a_weight_above_0(tmp_path, monkeypatch, caplog):
+def test_the_fine_tuned_encoders_systems_wait_for_a_weight_above_0(tmp_path, monkeypatch, caplog):
     from countercase.config import RetrieveParams
-    from countercase.retrieve.registry import BY_NAME
-    from countercase.evaluate.tuned_levers import LeverSource
     from countercase.evaluate.run import runnable
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.registry import BY_NAME
 
     monkeypatch.chdir(tmp_path)
     meta = tmp_path / "data/processed/dense_ft/precedents/meta.json"
     meta.parent.mkdir(parents=True)
     meta.write_text("{}")
+    choice, ft = tmp_path / "choice.yaml", tmp_path / "ft.yaml"
+    choice.write_text("tuned_system: full_docs\nprecedents:\n  docs: {k1: 1.2, b: 0.4}\n"
+                      "  docs_fusion: {weight: 1.0}\n", encoding="utf-8")
+    choices = Choices({"tuning": choice, "tuning_ft": ft})
     chosen = [BY_NAME["full_docs"], BY_NAME["full_ft"], BY_NAME["tuned_ft"]]
-    for weight, why in ((None, "not run"), (0.0, "weight 0")):
+    for weight, why in ((None, "stage tune_ft has not run"), (0.0, "tuning_ft.weight is 0.0, "
+                                                                  "not above 0")):
+        if weight is not None:
+            ft.write_text(f"weight: {weight}\n", encoding="utf-8")
         caplog.clear()
-        kept, _ = runnable(chosen, "precedents", RetrieveParams(), None,
-                           LeverSource({}, (), "full_docs", weight))
+        kept, _ = runnable(chosen, "precedents", RetrieveParams(), None, Choices(choices.files))
         assert [c.name for c in kept] == ["full_docs"]
-        assert all(f"system {name} skipped: the fine-tuned encoder has no weight above 0"
-                   in caplog.text for name in ("full_ft", "tuned_ft"))
-        assert f"stage tune_ft: {why})" in caplog.text
-    kept, _ = runnable(chosen, "precedents", RetrieveParams(), None,
-                       LeverSource({}, (), "full_docs", 0.5))
+        assert f"system full_ft skipped: {why}" in caplog.text
+        assert "system tuned_ft skipped: its component full_docs cannot run: its component " \
+               f"full_ft cannot run: {why}" in caplog.text
+    ft.write_text("weight: 0.5\n", encoding="utf-8")
+    kept, _ = runnable(chosen, "precedents", RetrieveParams(), None, Choices(choices.files))
     assert [c.name for c in kept] == ["full_docs", "full_ft", "tuned_ft"]
+    params = BY_NAME["full_ft"].params(RetrieveParams(), 10, Choices(choices.files))
+    assert params.fusion_weights["precedents"] == {"bm25": 1.0, "dense": 0.5}

@@ -219,8 +219,8 @@ def test_every_system_applies_the_topics_limits_inside_its_search(built):
     """A query that is one of the corpus judgments, searched leave-one-out by each kind of
     system: its own judgment and later ones never appear, and the lists stay full."""
     from countercase.datasets.limits import Limit, Topics
-    from countercase.experiment.levers import passage_system
-    from countercase.experiment.systems import bm25_docs_system, pipeline_system
+    from countercase.retrieve.pooling import passage_system
+    from countercase.retrieve.steps import bm25_docs_system, pipeline_system
     from countercase.retrieve.searchers import Searchers
 
     paths, _, _ = built
@@ -271,7 +271,7 @@ def test_the_pooling_grid_searches_the_chunks_once(built, monkeypatch):
     """Every pooling of one ``k1``/``b`` reads the same kept search, and gives the run a fresh
     search gives; another ``k1``/``b`` searches again."""
     from countercase.datasets.limits import Limit, Topics
-    from countercase.experiment.levers import POOLS, ChunkSearches, passage_system
+    from countercase.retrieve.pooling import POOLS, ChunkSearches, passage_system
     from countercase.index import bm25
 
     paths, _, _ = built

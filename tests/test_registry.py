@@ -35,10 +35,22 @@ def test_the_served_and_the_trees_systems_are_registered_pipelines():
 
 @pytest.mark.parametrize("body, named", [
     ("  x:\n    description: d\n    levle: chunks\n", "unknown key"),
-    ("  x:\n    description: d\n    level: passages\n", "level 'passages'"),
+    ("  x:\n    description: d\n    level: lever\n", "level 'lever'"),
+    ("  x:\n    description: d\n    level: passages\n", "sets pool, k1, b"),
+    ("  x:\n    description: d\n    level: docs\n    k1: 1\n    b: 1\n    pool: max\n",
+     "pool belong to no docs system"),
+    ("  x:\n    description: d\n    level: fusion\n    fuse: {x: 1.0}\n", "two or more"),
+    ("  x:\n    description: d\n    level: prior\n    of: y\n    weight: 1\n",
+     "refers to no system 'y'"),
+    ("  x:\n    description: d\n    level: fusion\n    fuse: {x: 1.0, z: 1.0}\n    reference: z\n"
+     "  z:\n    description: d\n    level: prior\n    of: x\n    weight: 1\n    reference: z\n",
+     "composed of itself"),
+    ("  x:\n    description: d\n    level: docs\n    k1: {choice: tune.docs.k1}\n    b: 1\n",
+     "FILE one of tuning, tuning_ft"),
+    ("  x:\n    description: d\n    level: docs\n    overrides: {use_mmr: false}\n"
+     "    k1: 1\n    b: 1\n", "only a chunks system overrides"),
     ("  x:\n    description: d\n    overrides: {use_bm26: false}\n", "no retrieve parameters"),
     ("  x:\n    description: d\n    overrides: {fusion_weights: 3}\n", "no retrieve parameters"),
-    ("  x:\n    description: d\n    level: lever\n", "lever"),
     ("  x:\n    description: d\n    needs: [statutes]\n", "needs"),
     ("  x:\n    description: d\n    reference: y\n", "refers to no system 'y'"),
     ("  x:\n    level: docs\n", "no description"),

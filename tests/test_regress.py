@@ -105,7 +105,7 @@ def test_update_needs_a_reason_and_records_it(run_cli, fixture, regressions, tmp
 def test_run_files_are_verified_without_re_running(run_cli, fixture, regressions, tmp_path):
     from countercase.datasets import load
     from countercase.experiment import Experiment
-    from countercase.experiment.systems import bm25_docs_system
+    from countercase.retrieve.steps import bm25_docs_system
 
     dataset = load("aila2019/task2/test", ROOT / "data/raw/aila2019")
     Experiment({"bm25_docs": bm25_docs_system(fixture / "index" / "statutes_docs", 1000)},
@@ -130,18 +130,20 @@ def test_unknown_regressions_and_arguments_are_user_errors(run_cli, regressions)
     assert code == 2 and "broken.yaml" in err and len(err.strip().splitlines()) == 1
 
 
-def test_re_running_a_lever_condition_reads_the_tuning_choice(run_cli, fixture, regressions,
-                                                              tmp_path):
-    """The lever conditions run with the tune stage's choice: ``--verify`` without ``--runs``
-    reads it (a damaged choice is named), and without one the condition is a failure."""
+def test_re_running_a_tuned_condition_reads_the_tuning_choice(run_cli, fixture, regressions,
+                                                              tmp_path, caplog):
+    """The systems that name chosen values run with the tune stage's choice: ``--verify``
+    without ``--runs`` reads it, and a choice without the value, or none, fails the condition
+    with the reason named."""
     lever = "aila2019-task1/docs_tuned"
     broken = tmp_path / "tuning_choice.yaml"
     broken.write_text("precedents: {docs: {k1: 0.9}}\n")
     code, _, err = _verify(run_cli, fixture, regressions, "--choice", str(broken))
-    assert code == 0, err  # a condition without levers does not need the choice
+    assert code == 0, err  # a condition without chosen values does not need the choice
     code, _, err = run_cli("regress", "--verify", lever, "--regressions", str(regressions),
                            "--index-dir", str(fixture / "index"), "--choice", str(broken))
-    assert code == 2 and str(broken) in err and "passages_bm25.pool" in err
+    assert code == 1 and "docs_tuned" in err
+    assert f"docs_tuned skipped: {broken} holds no precedents.docs.b" in caplog.text
     code, _, err = run_cli("regress", "--verify", lever, "--regressions", str(regressions),
                            "--index-dir", str(fixture / "index"),
                            "--choice", str(tmp_path / "none.yaml"))
@@ -156,8 +158,8 @@ def test_the_opt_in_evaluation_tests_against_the_default_runs_without_ranking_th
     from countercase.datasets import load
     from countercase.retrieve.registry import BY_NAME
     from countercase.evaluate.run import evaluate_dataset
-    from countercase.experiment.runs import write_trec_run
-    from countercase.experiment.systems import bm25_docs_system
+    from countercase.retrieve.runs import write_trec_run
+    from countercase.retrieve.steps import bm25_docs_system
     from countercase.retrieve.load import IndexPaths
 
     dataset = load("aila2019/task2/test", ROOT / "data/raw/aila2019")

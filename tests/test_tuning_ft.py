@@ -9,12 +9,12 @@ import pytest
 from conftest import INDEXED_JUDGMENTS, ROOT
 from countercase.config import load_params
 from countercase.datasets import Dataset
-from countercase.evaluate.tuned_levers import LeverSource
 from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
 from countercase.evaluate.tuning_ft import choice_ft, tune_ft
+from countercase.retrieve.choices import Choices
 
-CHOICE = {"passages_bm25": {"pool": "max", "k1": 0.9, "b": 0.4}, "docs": {"k1": 1.2, "b": 0.75},
-          "docs_fusion": {"weight": 1.0}, "prior": {"weight": 0.0}}
+CHOICE = ("tuned_system: full_docs\nprecedents:\n  docs: {k1: 1.2, b: 0.75}\n"
+          "  docs_fusion: {weight: 1.0}\n")
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +27,12 @@ def known_items(aila_files) -> Dataset:
 
 
 def test_an_encoder_scores_alike_under_either_name_and_the_rule_picks_the_weight(
-        indexed_corpus, known_items):
+        indexed_corpus, known_items, tmp_path):
     paths, _, _ = indexed_corpus
-    levers = LeverSource(CHOICE, (), tuned="full_docs")
+    choice = tmp_path / "choice.yaml"
+    choice.write_text(CHOICE, encoding="utf-8")
     report = tune_ft(known_items, load_params(ROOT / "params.yaml"), paths, paths.dense_dir,
-                     levers)
+                     Choices({"tuning": choice}), ())
     assert [row["weight"] for row in report["grid"]] == list(DENSE_WEIGHTS)
     assert all(row["fine_tuned_MAP"] == row["packaged_MAP"] for row in report["grid"])
     assert report["weight"] == best(report["grid"], key="fine_tuned_MAP")["weight"]

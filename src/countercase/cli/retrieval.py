@@ -201,18 +201,18 @@ def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: 
     is refused with its reason."""
     import pandas as pd
 
-    from countercase.evaluate.tuned_levers import LeverSource
-    from countercase.evaluate.run import condition_system, why_not
+    from countercase.evaluate.run import composer
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.compose import why_not
 
-    levers = (LeverSource.read(choice, citations if citations.is_dir() else None)
-              if spec.level == "lever" and choice.exists() else None)
+    choices = Choices({"tuning": choice})
     supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
     supplied |= {"citations", "dates"} if citations.is_dir() else set()
-    why = why_not([spec], task, params.retrieve, None, levers, frozenset(supplied),
-                  paths.fact_index)
+    why = why_not([spec], task, params.retrieve, choices, frozenset(supplied), paths.fact_index)
     if why:
         raise UserError(f"system {spec.name} cannot run here: {why[spec.name]}")
-    rank = condition_system(spec, task, paths, params.retrieve, params.evaluate, levers=levers)
+    rank = composer(task, paths, params.retrieve, params.evaluate, choices,
+                    citations=citations if citations.is_dir() else None).system(spec.name)
     run = rank({"query": query})["query"][:k]
     years = {}
     if paths.metadata.is_file():
@@ -355,11 +355,10 @@ def regress(
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
     from countercase.evaluate import verify as run
-    from countercase.evaluate.tuned_levers import LeverSource
     from countercase.evaluate.regressions import select
     from countercase.evaluate.run import VariantSource
+    from countercase.retrieve.choices import Choices
     from countercase.retrieve.load import IndexPaths
-    from countercase.retrieve.registry import BY_NAME
 
     refs = refs or []
     if verify == update:
@@ -369,12 +368,8 @@ def regress(
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     variants = VariantSource(documents, chunks.parent, variants_dir) if documents.exists() else None
-
-    def levers(records):  # read only when a lever condition is to be run again
-        needed = runs is None and any(BY_NAME[r["condition"]].level == "lever" for r in records
-                                      if r["condition"] in BY_NAME)
-        return (LeverSource.read(choice, citations, ft_choice) if needed and choice.exists()
-                else None)
+    choices = Choices({"tuning": choice, "tuning_ft": ft_choice})
+    linked = citations if citations.is_dir() else None
 
     if update:
         if not reason.strip():
@@ -382,11 +377,11 @@ def regress(
         records = ([run.new_record(ref) for ref in refs] if refs
                    else select(regressions, [], opt_in))
         for path in run.update(records, regressions, params, paths, variants, runs, aila_dir,
-                               reason, levers(records)):
+                               reason, choices, linked):
             log.info("%s: expected scores recorded", path)
         return
     records = select(regressions, refs, opt_in)
-    drifts = run.verify(records, params, paths, variants, runs, aila_dir, levers(records))
+    drifts = run.verify(records, params, paths, variants, runs, aila_dir, choices, linked)
     columns = ["collection", "condition", "measure", "expected", "found", "diff"]
     if metrics:
         write_json(metrics, {"regressions": len(records), "drifts": len(drifts),
@@ -468,8 +463,9 @@ def tune_ft(
     """The fine-tuned encoder's fusion weight, chosen on the dev queries it never trained on;
     the choice written before any test is scored."""
     from countercase.datasets import load
-    from countercase.evaluate.tuned_levers import LeverSource
+    from countercase.datasets.citations import read_citations
     from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
+    from countercase.retrieve.choices import Choices
     from countercase.retrieve.load import IndexPaths
 
     require_folder(citations, "citation collection (stage citations)")
@@ -484,7 +480,7 @@ def tune_ft(
         raise UserError(f"{split}: none of its dev queries is a tuning query of {citations}")
     params = load_params(params_path)
     report = run_tune_ft(dev, params, IndexPaths(index_dir, dense_dir, chunks, metadata),
-                         ft_dense, LeverSource.read(choice, citations))
+                         ft_dense, Choices({"tuning": choice}), read_citations(citations).links)
     write_json(out, report)
     picked = choice_ft(report, dev)
     write_choice(ft_choice, picked, "Written by `countercase tune-ft` (stage tune_ft) before "

@@ -19,12 +19,11 @@ from typing import Any
 
 import yaml
 
-from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
-from countercase.retrieve.registry import BY_NAME, SystemSpec
-from countercase.evaluate.tuned_levers import ft_weights
 from countercase.experiment.measures import MEASURES
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.registry import BY_NAME, SystemSpec, candidate_params
 
 TOLERANCE = 1e-4
 # (collection, condition) -> measure -> score
@@ -83,13 +82,17 @@ def select(root: Path, refs: Iterable[str], opt_in: bool = False) -> list[dict[s
     return chosen
 
 
-def configuration(condition: SystemSpec, params: Params) -> dict[str, Any]:
-    """What a condition's scores depend on beyond the data: its level and parameters."""
+def configuration(condition: SystemSpec, params: Params,
+                  choices: Choices | None = None) -> dict[str, Any]:
+    """What a condition's scores depend on beyond the data: its level and parameters, its
+    step's settings as chosen, and its components' configurations."""
+    choices = choices or Choices()
     config: dict[str, Any] = {"level": condition.level, "evaluate": params.evaluate.model_dump()}
-    if condition.level in ("chunks", "lever"):
+    if condition.level == "chunks":
         # which system is served changes no system's scores
-        config["retrieve"] = condition.params(params.retrieve, params.evaluate.chunk_depth
-                                              ).model_dump(exclude={"system"})
+        config["retrieve"] = candidate_params(
+            params.retrieve, params.evaluate.chunk_depth,
+            **choices.resolve(condition.overrides, strict=False)).model_dump(exclude={"system"})
         config["index"] = params.index.model_dump()
     if condition.dense_dir is not None:  # another encoder: the fine-tuned one and its training
         from countercase.index.dense import read_meta
@@ -98,18 +101,15 @@ def configuration(condition: SystemSpec, params: Params) -> dict[str, Any]:
         meta = read_meta(condition.dense_dir / "precedents") or {}
         config["index"]["encoder"] = meta.get("encoder", str(condition.dense_dir))
         config["biencoder"] = params.biencoder.model_dump()
-    if condition.level == "lever":  # built as the tune stage chose it
-        choice = yaml.safe_load(layout.TUNING_CHOICE.read_text(encoding="utf-8")) \
-            if layout.TUNING_CHOICE.exists() else {}
-        config["choice"] = (choice or {}).get("precedents", {})
-        if condition.dense_dir is not None:  # and the fine-tuned encoder's weight (tune_ft)
-            ft = yaml.safe_load(layout.TUNING_FT_CHOICE.read_text(encoding="utf-8")) \
-                if layout.TUNING_FT_CHOICE.exists() else {}
-            weight = (ft or {}).get("weight")
-            config["choice_ft"] = {"weight": weight,
-                                   "tuned_system": (choice or {}).get("tuned_system")}
-            if weight is not None:  # the pipeline it starts from fuses the encoder at it
-                config["retrieve"].update(ft_weights(params.retrieve, weight))
+    step = choices.resolve(condition.step, strict=False)
+    if step:
+        config["step"] = step
+    named = [*step.get("fuse", {}), *step.get("replacing", {}).values()]
+    if isinstance(step.get("of"), str):
+        named.insert(0, step["of"])
+    if named:
+        config["components"] = {name: configuration(BY_NAME[name], params, choices)
+                                for name in dict.fromkeys(named) if name in BY_NAME}
     return config
 
 
@@ -130,7 +130,8 @@ class Drift:
                 show(self.found), diff]
 
 
-def verify(records: list[dict[str, Any]], scores: Scores, params: Params) -> list[Drift]:
+def verify(records: list[dict[str, Any]], scores: Scores, params: Params,
+           choices: Choices | None = None) -> list[Drift]:
     """Every measure of ``records`` whose score in ``scores`` moved beyond the tolerance, and
     every configuration setting that differs from the recorded one."""
     drifts = []
@@ -141,7 +142,8 @@ def verify(records: list[dict[str, Any]], scores: Scores, params: Params) -> lis
             drifts.append(Drift(*key, "condition", r["condition"], "unknown condition"))
             continue
         drifts += [Drift(*key, f"config: {name}", old, new) for name, old, new in
-                   _differences(r.get("config", {}), configuration(condition, params))]
+                   _differences(r.get("config", {}), configuration(condition, params,
+                                                                   choices))]
         found = scores.get(key)
         if found is None:
             drifts.append(Drift(*key, "run", "scored", "not run (see the log)"))
@@ -161,6 +163,7 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, A
 
 def update(root: Path, collection: str, dataset: str, condition: SystemSpec, params: Params,
            scores: dict[str, float], topics: str, index: dict[str, int], reason: str,
+           choices: Choices | None = None,
            today: Callable[[], dt.date] = dt.date.today) -> Path:
     """Write (or rewrite) one regression file with ``scores`` as its expected scores."""
     if not reason.strip():
@@ -170,7 +173,8 @@ def update(root: Path, collection: str, dataset: str, condition: SystemSpec, par
     record = {
         "collection": collection, "dataset": dataset, "condition": condition.name,
         "description": condition.description, "command": command(collection, condition.name),
-        "config": configuration(condition, params), "topics": topics, "index": index,
+        "config": configuration(condition, params, choices), "topics": topics,
+        "index": index,
         "expected": {name: scores[name] for name in MEASURES}, "tolerance": TOLERANCE,
         "updates": [*history, {"date": today().isoformat(), "reason": reason.strip()}],
     }

@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,14 @@ from countercase import layout
 from countercase.config import EvaluateParams, Params, RetrieveParams
 from countercase.datasets import Dataset, load, trec_dataset, unretrievable
 from countercase.errors import CountercaseError
-from countercase.evaluate.tuned_levers import FT_LEVERS, LeverSource, lever_system
+from countercase.datasets.citations import read_citations
 from countercase.evaluate.variants import chunk_variant
-from countercase.experiment import Experiment, System
-from countercase.experiment.runs import read_trec_run
-from countercase.experiment.systems import bm25_docs_system, fact_system, pipeline_system
+from countercase.experiment import Experiment
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.compose import Composer, why_not
 from countercase.retrieve.load import IndexPaths
-from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT, SystemSpec, candidate_params
+from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT, SystemSpec
+from countercase.retrieve.runs import read_trec_run
 from countercase.retrieve.searchers import Searchers
 
 log = logging.getLogger(__name__)
@@ -52,89 +53,29 @@ class VariantSource:
     out: Path  # where the variants' chunk tables and indexes are built
 
 
-def condition_paths(condition: SystemSpec, paths: IndexPaths) -> IndexPaths:
-    """The indexes ``condition`` searches: ``paths``, with another encoder's embeddings when it
-    names them."""
-    return paths if condition.dense_dir is None else replace(paths, dense_dir=condition.dense_dir)
-
-
-def condition_system(condition: SystemSpec, task: str, paths: IndexPaths, base: RetrieveParams,
-                     evaluate: EvaluateParams, searchers: Searchers | None = None,
-                     exclude: dict[str, list[str]] | None = None,
-                     variants: VariantSource | None = None, levers: LeverSource | None = None,
-                     admits=None) -> System:
-    """The ranking function of ``condition``: ``evaluate.depth`` documents per topic;
-    ``admits``: the dataset's rule of what a search may return (the citation prior's)."""
-    if condition.level == "docs":
-        return bm25_docs_system(paths.index_dir / f"{task}_docs", evaluate.depth, condition.name)
-    if condition.level == "facts":
-        return fact_system(paths.fact_index, evaluate.depth, condition.name)
-    if condition.level == "lever":
-        searchers = searchers or Searchers(task, base, condition_paths(condition, paths))
-        full = pipeline_system(searchers, candidate_params(
-            base, evaluate.chunk_depth, **levers.pipeline(condition.lever, base)),
-            evaluate.depth, exclude, "full_ft" if condition.lever in FT_LEVERS else "full")
-        return lever_system(condition.lever, levers, full, paths, evaluate.depth,
-                            evaluate.chunk_depth, base.rrf_k, admits, exclude or {})
-    params = condition.params(base, evaluate.chunk_depth)
-    if condition.chunking:  # built when it runs (its time counts), BM25 only, no exclusions
-        def rank(topics):
-            variant = chunk_variant(variants.documents, variants.extract_dir,
-                                    *condition.chunking, variants.out)
-            return pipeline_system(Searchers(task, base, variant, dense=False), params,
-                                   evaluate.depth, None, condition.name)(topics)
-        return rank
-    searchers = searchers or Searchers(task, base, condition_paths(condition, paths))
-    return pipeline_system(searchers, params, evaluate.depth, exclude, condition.name)
-
-
-def why_not(conditions: list[SystemSpec], task: str, base: RetrieveParams,
-            variants: VariantSource | None, levers: LeverSource | None,
-            supplied: frozenset[str] = CORPUS_SUPPLIES,
-            fact_index: Path | None = None) -> dict[str, str]:
-    """Why each system of ``conditions`` that ranks ``task`` cannot run here (the others are
-    left out of the answer): what its collection (``supplied``) lacks, or an input no stage has
-    built yet."""
-    model_ready = Path(base.rerank_model).is_dir()
-    why = {}
-    for c in conditions:
-        if task not in c.tasks:
-            continue
-        missing = c.missing(set(supplied))
-        facts = c.level == "facts" or c.params(base, 1).fact_weight > 0
-        if facts and "fact_sheets" not in supplied:
-            missing = sorted({*missing, "fact_sheets"})
-        if missing:
-            has = ", ".join(sorted(supplied)) or "documents, topics and qrels only"
-            why[c.name] = (f"needs {', '.join(missing)}, which the collection does not supply "
-                           f"(it has {has})")
-        elif facts and fact_index is not None and not fact_index.is_dir():
-            why[c.name] = f"no fact index at {fact_index} (stage index_facts)"
-        elif c.chunking is not None and variants is None:
-            why[c.name] = ("a chunking variant is cut from the corpus's documents and "
-                           "sections and searched by the evaluate stage only")
-        elif c.level == "lever" and levers is None:
-            why[c.name] = "no tuning choice (configs/tuning_choice.yaml, stage tune)"
-        elif c.lever in FT_LEVERS and not levers.ft_weight:
-            why[c.name] = ("the fine-tuned encoder has no weight above 0 (configs/"
-                           "tuning_ft_choice.yaml, stage tune_ft: "
-                           f"{'not run' if levers.ft_weight is None else 'weight 0'})")
-        elif c.dense_dir is not None and not (c.dense_dir / task / "meta.json").is_file():
-            why[c.name] = (f"no embeddings of the fine-tuned encoder in {c.dense_dir} (stages "
-                           "train_biencoder, embed_ft; the opt-in pipeline)")
-        elif c.overrides.get("use_rerank") and not model_ready:
-            why[c.name] = f"no trained reranker in {base.rerank_model} (stage train_reranker)"
-    return why
+def composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: EvaluateParams,
+             choices: Choices, searchers: Searchers | None = None,
+             exclude: dict[str, list[str]] | None = None,
+             variants: VariantSource | None = None, admits=None,
+             citations: Path | None = None) -> Composer:
+    """What builds the ranking function of each system on one collection: ``evaluate.depth``
+    documents per topic; ``admits``: the dataset's rule of what a search may return (the
+    citation prior's); ``citations``: the citation collection's folder (None: none)."""
+    chunkings = (None if variants is None else lambda size, overlap: chunk_variant(
+        variants.documents, variants.extract_dir, size, overlap, variants.out))
+    links = None if citations is None else lambda: read_citations(citations).links
+    return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
+                    searchers, exclude or {}, admits, links, chunkings)
 
 
 def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,
-             variants: VariantSource | None, levers: LeverSource | None = None,
+             variants: VariantSource | None, choices: Choices | None = None,
              supplied: frozenset[str] = CORPUS_SUPPLIES,
              fact_index: Path | None = None) -> tuple[list[SystemSpec], RetrieveParams]:
     """The systems that can run here, each left out logged with its reason, and the base
     configuration they run on: a collection can be evaluated before (or without) the
     reranker's training; the configured pipeline then runs with the first stage alone."""
-    why = why_not(conditions, task, base, variants, levers, supplied, fact_index)
+    why = why_not(conditions, task, base, choices, supplied, fact_index, variants is not None)
     for name, reason in why.items():
         log.warning("system %s skipped: %s", name, reason)
     if base.use_rerank and not Path(base.rerank_model).is_dir():
@@ -175,33 +116,29 @@ def _seconds_before(seconds_dir: Path, read_back: list[str], key: str) -> float:
 def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: IndexPaths,
                      base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
                      doc_ids: set[str], variants: VariantSource | None = None,
-                     levers: LeverSource | None = None,
+                     choices: Choices | None = None,
                      resume: tuple[Path, str] | None = None,
                      compare_runs: Path | None = None,
-                     supplied: frozenset[str] = CORPUS_SUPPLIES) -> dict[str, Any]:
+                     supplied: frozenset[str] = CORPUS_SUPPLIES,
+                     citations: Path | None = None) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None).
     ``compare_runs``: another evaluation's folder (the default pipeline's, for the opt-in
     conditions), whose reference runs are read back to test against and not scored again."""
-    conditions, base = runnable(conditions, dataset.task, base, variants, levers, supplied,
+    choices = choices or Choices()
+    conditions, base = runnable(conditions, dataset.task, base, variants, choices, supplied,
                                 paths.fact_index)
     rerank = any(c.overrides.get("use_rerank") for c in conditions)
     facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
     searchers = (Searchers(dataset.task, base, paths, rerank=rerank, facts=facts)
-                 if any(c.level in ("chunks", "lever") for c in conditions) else None)
+                 if any(c.level not in ("docs", "facts") for c in conditions) else None)
     # a collection with its own rule (the citation queries are corpus judgments) needs no guard
     overlaps = (searchers.corpus_copies(dataset.queries)
                 if searchers is not None and not dataset.limits else {})
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
-    # the conditions of another encoder share one opening of its embeddings (and its caches)
-    encoders: dict[Path, Searchers] = {}
-    for c in conditions:
-        if c.dense_dir is not None and c.dense_dir not in encoders:
-            encoders[c.dense_dir] = Searchers(dataset.task, base, condition_paths(c, paths))
-    systems = {c.name: condition_system(c, dataset.task, paths, base, evaluate,
-                                        encoders.get(c.dense_dir, searchers), exclude, variants,
-                                        levers, dataset.admits)
-               for c in conditions}
+    build = composer(dataset.task, paths, base, evaluate, choices, searchers, exclude, variants,
+                     dataset.admits, citations)
+    systems = {c.name: build.system(c.name) for c in conditions}
     cache_dir = resume[0] / dataset.collection if resume is not None else None
     if resume is not None:
         systems = {name: _keyed(system, f"{resume[1]}/{name}",
@@ -246,6 +183,9 @@ class EvaluateInputs:
     documents: Path = layout.DOCUMENTS
     trec: tuple[Path, Path, Path] | None = None
 
+    def choices(self) -> Choices:
+        return Choices({"tuning": self.choice, "tuning_ft": self.ft_choice})
+
 
 def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: EvaluateInputs,
               out: Path):
@@ -256,9 +196,8 @@ def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: Ev
 
     docs, topics, qrels = inputs.trec
     dataset = trec_dataset(docs, topics, qrels)
-    levers = (LeverSource.read(inputs.choice, None, inputs.ft_choice)
-              if inputs.choice.exists() else None)
-    why = why_not(systems, dataset.task, params.retrieve, None, levers, frozenset())
+    choices = inputs.choices()
+    why = why_not(systems, dataset.task, params.retrieve, choices, frozenset())
     why |= {c.name: f"ranks {', '.join(c.tasks)} only" for c in systems
             if dataset.task not in c.tasks}
     if why and asked:
@@ -270,7 +209,7 @@ def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: Ev
     embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
                 for c in systems)
     paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract, embed)
-    return [(dataset, paths, doc_ids, None, systems)], levers, [docs, topics, qrels]
+    return [(dataset, paths, doc_ids, None, systems)], choices, [docs, topics, qrels]
 
 
 def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[str],
@@ -282,8 +221,6 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
     paths = inputs.paths
     variants = (VariantSource(inputs.documents, paths.chunks.parent, out / "chunkings")
                 if inputs.documents.exists() else None)
-    levers = (LeverSource.read(inputs.choice, inputs.citations, inputs.ft_choice)
-              if inputs.choice.exists() else None)
     jobs = []
     for name in collections:
         dataset = (load("citations/heldout", inputs.citations) if name == "citations"
@@ -298,7 +235,7 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
             paths.dense_dir, paths.chunks, paths.metadata, paths.fact_index,
             Path(params.retrieve.rerank_model).parent,
             *([inputs.ft_choice, layout.DENSE_FT] if any(c.opt_in for c in systems) else [])]
-    return jobs, levers, read
+    return jobs, inputs.choices(), read
 
 
 def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
@@ -310,17 +247,18 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
     ``out``. ``resume``: the folder each system's run is kept in as it is ranked, and what
     else keys it (a run on the same inputs, parameters and request reads them back)."""
     if inputs.trec is not None:
-        jobs, levers, read = _trec_job(params, systems, asked, inputs, out)
+        jobs, choices, read = _trec_job(params, systems, asked, inputs, out)
     else:
-        jobs, levers, read = _corpus_jobs(params, systems, collections, inputs, out)
+        jobs, choices, read = _corpus_jobs(params, systems, collections, inputs, out)
     key = None
     if resume is not None:  # what every run depends on (a TREC index is rebuilt from docs)
         key = (resume[0], inputs_fingerprint(read, params.model_dump_json(), resume[1]))
     scores, notes = {}, {}
     for dataset, paths, doc_ids, variants, chosen in jobs:
         result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate,
-                                  out, doc_ids, variants, levers, key, compare_runs,
-                                  frozenset() if inputs.trec else CORPUS_SUPPLIES)
+                                  out, doc_ids, variants, choices, key, compare_runs,
+                                  frozenset() if inputs.trec else CORPUS_SUPPLIES,
+                                  None if inputs.trec else inputs.citations)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
     return scores, notes

@@ -27,8 +27,8 @@ walk in a second process beside them):
 The choice goes to ``configs/tuning_choice.yaml`` (committed before the test is scored); the
 stages that retrieve read their ``retrieve`` values from it (:data:`countercase.config.CHOICES`),
 each declaring it as a DVC dependency, so a change of data or code that moves the optimum
-reruns them. The levers the pipeline does not have yet (3 to 6) are evaluated as conditions
-built from that file.
+reruns them. The systems of the registry built on grids 3 to 6 (passages_tuned, docs_tuned,
+full_docs, full_docs_prior) name the chosen values in that file.
 """
 
 from __future__ import annotations
@@ -47,15 +47,15 @@ from countercase.datasets import Dataset
 from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
 from countercase.experiment import Run, score_run
-from countercase.experiment.levers import (POOLS, ChunkSearches, citation_counts, fused,
-                                           passage_system, with_prior)
-from countercase.experiment.systems import bm25_docs_system, pipeline_system
-from countercase.runtime.processes import Apart
-from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.fact_sentences import MODES as REDUCTIONS
+from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
+from countercase.retrieve.pooling import POOLS, ChunkSearches, passage_system
+from countercase.retrieve.prior import citation_counts, with_prior
 from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.statute_bridge import StatuteBridge, fuse_statute_rankings
+from countercase.retrieve.steps import bm25_docs_system, fused, pipeline_system
+from countercase.runtime.processes import Apart
 
 log = logging.getLogger(__name__)
 

@@ -25,16 +25,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from countercase import layout
 from countercase.config import Params
 from countercase.datasets import Dataset
-from countercase.retrieve.registry import BY_NAME
-from countercase.evaluate.tuned_levers import LeverSource, ft_weights, lever_system
 from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
 from countercase.experiment import score_run
-from countercase.experiment.systems import pipeline_system
-from countercase.retrieve.registry import candidate_params
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.compose import Composer
 from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.searchers import Searchers
+from countercase.retrieve.steps import pipeline_system
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +48,10 @@ RULE_FT = ("the fine-tuned encoder's weight in the configured pipeline: highest 
 
 
 def tune_ft(dev: Dataset, params: Params, paths: IndexPaths, ft_dense: Path,
-            levers: LeverSource) -> dict[str, Any]:
+            choices: Choices, links: tuple[tuple[str, str], ...]) -> dict[str, Any]:
     """The grid and the tuned comparison (module docstring) on the dev queries ``dev``;
-    ``ft_dense``: the fine-tuned encoder's embeddings (stage ``embed_ft``)."""
+    ``ft_dense``: the fine-tuned encoder's embeddings (stage ``embed_ft``); ``choices``: the
+    tune stage's (the tuned system); ``links``: the corpus's citations (its prior)."""
     depth, chunk_depth = params.evaluate.depth, params.evaluate.chunk_depth
     base = candidate_params(params.retrieve, chunk_depth, use_rerank=False)
     encoders = {"packaged": Searchers("precedents", base, paths),
@@ -58,9 +60,10 @@ def tune_ft(dev: Dataset, params: Params, paths: IndexPaths, ft_dense: Path,
     def score(system) -> float:
         return round(float(score_run(system(dev.topics), dev, ["MAP"])["MAP"].mean()), 4)
 
-    def pipeline(encoder: str, weight: float | None):
-        params_ = base if weight is None else base.model_copy(update=ft_weights(base, weight))
-        return pipeline_system(encoders[encoder], params_, depth, label=f"{encoder} {weight}")
+    def pipeline(encoder: str, weight: float):
+        weights = {**base.fusion_weights, "precedents": {"bm25": 1.0, "dense": weight}}
+        return pipeline_system(encoders[encoder], base.model_copy(update={
+            "fusion_weights": weights}), depth, label=f"{encoder} {weight}")
 
     rows = []
     for weight in DENSE_WEIGHTS:
@@ -72,16 +75,18 @@ def tune_ft(dev: Dataset, params: Params, paths: IndexPaths, ft_dense: Path,
                      "fine_tuned_MAP": score(pipeline("fine_tuned", weight)),
                      "packaged_MAP": score(pipeline("packaged", weight))})
     chosen = best(rows, key="fine_tuned_MAP")["weight"]
+    tuned_system = choices.get({"choice": "tuning.tuned_system"})
     report: dict[str, Any] = {"dev_queries": len(dev.queries), "grid": rows, "weight": chosen,
-                              "tuned_system": levers.tuned}
-    lever = BY_NAME[levers.tuned].lever
-    tuned = {"configured": pipeline("packaged", None)}
+                              "tuned_system": tuned_system}
+    # the tuned system as the registry composes it, on the configured pipeline and on full_ft
+    # at the weight just chosen
+    build = Composer("precedents", paths, base, depth, chunk_depth,
+                     choices.with_values(tuning_ft__weight=chosen), encoders["packaged"],
+                     admits=dev.admits, links=lambda: links,
+                     encoders={layout.DENSE_FT: encoders["fine_tuned"]})
+    tuned = {"configured": build.system(tuned_system)}
     if chosen > 0:
-        tuned["fine_tuned"] = pipeline("fine_tuned", chosen)
-    if lever is not None:
-        tuned = {name: lever_system(lever, levers, full, paths, depth, chunk_depth,
-                                    base.rrf_k, dev.admits, {})
-                 for name, full in tuned.items()}
+        tuned["fine_tuned"] = build.system(tuned_system, {"full": "full_ft"})
     report["tuned_MAP"] = {name: score(system) for name, system in tuned.items()}
     log.info("tune_ft: %s", {k: v for k, v in report.items() if k != "grid"})
     return report

@@ -12,24 +12,25 @@ import pandas as pd
 from countercase.config import Params
 from countercase.datasets import load
 from countercase.evaluate import regressions as reg
-from countercase.retrieve.registry import BY_NAME
-from countercase.evaluate.tuned_levers import LeverSource
 from countercase.evaluate.run import VariantSource, evaluate_dataset
 from countercase.experiment import Experiment
-from countercase.experiment.runs import read_trec_run
+from countercase.retrieve.choices import Choices
 from countercase.retrieve.load import IndexPaths, MissingIndexError
+from countercase.retrieve.registry import BY_NAME
+from countercase.retrieve.runs import read_trec_run
 
 log = logging.getLogger(__name__)
 
 
 def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
            variants: VariantSource | None = None, runs: Path | None = None,
-           aila_root: Path | None = None, levers: LeverSource | None = None) -> reg.Scores:
+           aila_root: Path | None = None, choices: Choices | None = None,
+           citations: Path | None = None) -> reg.Scores:
     """(collection, condition) -> scores of each regression record: its condition run again on
     its dataset, or (``runs``) the run file the evaluate stage wrote, ``runs/<collection>/
-    <condition>.run``, scored. ``levers`` (the tune stage's choice) is what the lever conditions
-    run with; without it they cannot run. A condition that cannot run here is left out (and
-    logged)."""
+    <condition>.run``, scored. ``choices``: the chosen values the systems name; ``citations``:
+    the citation collection (the prior's links). A condition that cannot run here is left out
+    (and logged)."""
     found: reg.Scores = {}
     for dataset_id in dict.fromkeys(r["dataset"] for r in records):
         chosen = [r for r in records if r["dataset"] == dataset_id]
@@ -46,7 +47,7 @@ def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
             continue
         conditions = [BY_NAME[r["condition"]] for r in chosen if r["condition"] in BY_NAME]
         ran = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                               None, set(), variants, levers)["scores"]
+                               None, set(), variants, choices, citations=citations)["scores"]
         found.update({(dataset.collection, name): s for name, s in ran.items()})
     return found
 
@@ -63,14 +64,16 @@ def index_statistics(paths: IndexPaths, task: str) -> dict[str, int]:
 
 def verify(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
            variants: VariantSource | None, runs: Path | None,
-           aila_root: Path | None, levers: LeverSource | None = None) -> list[reg.Drift]:
-    return reg.verify(records, scores(records, params, paths, variants, runs, aila_root, levers),
-                      params)
+           aila_root: Path | None, choices: Choices | None = None,
+           citations: Path | None = None) -> list[reg.Drift]:
+    return reg.verify(records, scores(records, params, paths, variants, runs, aila_root, choices,
+                                      citations), params, choices)
 
 
 def update(records: list[dict[str, Any]], root: Path, params: Params, paths: IndexPaths,
            variants: VariantSource | None, runs: Path | None, aila_root: Path | None,
-           reason: str, levers: LeverSource | None = None) -> list[Path]:
+           reason: str, choices: Choices | None = None,
+           citations: Path | None = None) -> list[Path]:
     """Score ``records`` and write them as expected scores, with ``reason``; nothing is
     written unless every record could be scored."""
     if not reason.strip():
@@ -83,14 +86,14 @@ def update(records: list[dict[str, Any]], root: Path, params: Params, paths: Ind
         if condition.level == "docs" or condition.chunking:  # not the main chunk table
             index = {"documents": index["documents"]}
         planned.append((r, dataset, condition, index))
-    found = scores(records, params, paths, variants, runs, aila_root, levers)
+    found = scores(records, params, paths, variants, runs, aila_root, choices, citations)
     missing = [f"{r['collection']}/{r['condition']}" for r in records
                if (r["collection"], r["condition"]) not in found]
     if missing:
         raise reg.RegressionError(f"{', '.join(missing)} could not be scored here (see the log)")
     written = [reg.update(root, r["collection"], r["dataset"], condition, params,
                           found[r["collection"], r["condition"]], _topics(dataset.qids), index,
-                          reason) for r, dataset, condition, index in planned]
+                          reason, choices) for r, dataset, condition, index in planned]
     reg.write_matrix(root)
     return written
 

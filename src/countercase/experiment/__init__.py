@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,13 +33,12 @@ import pandas as pd
 from countercase.datasets import Dataset
 from countercase.errors import CountercaseError
 from countercase.experiment.measures import MEASURES, aggregate, per_query
-from countercase.experiment.runs import Run, ranked, write_trec_run
+from countercase.retrieve.runs import Run, System, ranked, write_trec_run
 from countercase.experiment.significance import compare_all
 
 __all__ = ["Experiment", "ExperimentError", "ExperimentResult", "MEASURES", "Run", "System",
            "TESTED_MEASURES", "admitted", "ranked", "score_run"]
 
-System = Callable[[Mapping[str, str]], Run]  # topics (qid -> text) -> run
 TESTED_MEASURES = ("MAP", "P@10", "BPREF", "RR")  # the track's measures: tested by default
 
 

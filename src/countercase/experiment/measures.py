@@ -6,7 +6,7 @@ import ir_measures
 import pandas as pd
 from ir_measures import AP, P, R, RR, Bpref, nDCG
 
-from countercase.experiment.runs import Run
+from countercase.retrieve.runs import Run
 
 # The track's measures first (MAP, P@10, BPREF, RR), then the ones the plan adds.
 MEASURES = {"MAP": AP, "P@10": P @ 10, "BPREF": Bpref, "RR": RR, "nDCG@10": nDCG @ 10,

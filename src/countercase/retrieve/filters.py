@@ -114,3 +114,10 @@ class SearchFilter:
         if self.max_words is not None and (row.get("n_words") or 0) > self.max_words:
             return False
         return True
+
+
+def lucene_filter(limit) -> LuceneFilter | None:
+    """The Lucene filter of a dataset's :class:`~countercase.datasets.Limit` (None: no limit)."""
+    if limit is None:
+        return None
+    return LuceneFilter(year_to=limit.year_to, exclude_doc_ids=limit.exclude)

@@ -1,6 +1,7 @@
 """The registry of retrieval systems: every system by name, declared in ``configs/systems.yaml``.
 
-A system is one configuration of the one pipeline (:class:`SystemSpec`): the served system
+A system is one step (:mod:`countercase.retrieve.steps`) with its settings, or a composition of
+other systems (fusion, the citation prior), each :class:`SystemSpec`; the served system
 (``params.yaml`` ``retrieve.system``), the trees' (``perturb.system``), every ablation and every
 lever. ``countercase search --system``, ``tree``, ``evaluate --system``, the notebooks and the
 :class:`~countercase.case.Case` facade all name systems from here; the evaluate stage scores
@@ -9,7 +10,7 @@ every one that is not opt-in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +19,29 @@ from pydantic import ValidationError
 
 from countercase import layout
 from countercase.config import ConfigError, Params, RetrieveParams
+from countercase.retrieve.choices import Choices, check_ref, is_ref, placeholder, refs
+from countercase.retrieve.pooling import POOLS
 
 SYSTEMS_FILE = Path(__file__).resolve().parents[3] / layout.SYSTEMS
 TASKS = ("precedents", "statutes")
-LEVELS = ("chunks", "docs", "facts", "lever")
-LEVERS = ("passages", "docs", "docs_fusion", "prior", "ft", "tuned_ft")
+# chunks: the pipeline over chunks pooled to judgments by max (its settings: params.yaml
+# retrieve, with overrides); docs: BM25 over whole judgments; facts: the fact channel alone;
+# passages: chunk BM25 pooled by another rule; fusion: systems' runs fused by weighted RRF;
+# prior: a system's run fused with the citation prior; rebased: another system composed with
+# some of its components replaced
+LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased")
+COMPOSED = ("fusion", "prior", "rebased")
+# the settings of each level's step (any of them may be a chosen value, countercase.retrieve.choices)
+STEP_KEYS = {"docs": ("k1", "b"), "passages": ("pool", "k1", "b"), "fusion": ("fuse",),
+             "prior": ("of", "weight"), "rebased": ("of", "replacing")}
 # what a collection may supply beyond documents, topics and qrels
 NEEDS = ("citations", "dates", "fact_sheets")
 # the AILA corpus supplies them all: its citation links (stage citations), judgment years
 # (metadata) and fact sheets (stages factsheets, index_facts); a TREC folder supplies none
 CORPUS_SUPPLIES = frozenset(NEEDS)
 ENCODERS = {"fine_tuned": layout.DENSE_FT}
-_KEYS = {"description", "level", "lever", "tasks", "chunking", "encoder", "overrides",
-         "reference", "needs", "heldout"}
+_KEYS = {"description", "level", "tasks", "chunking", "encoder", "overrides", "reference",
+         "needs", "heldout", *(key for keys in STEP_KEYS.values() for key in keys)}
 
 
 def candidate_params(base: RetrieveParams, chunk_depth: int, **overrides) -> RetrieveParams:
@@ -50,19 +61,22 @@ class SystemSpec:
     overrides: dict[str, Any] = field(default_factory=dict)
     tasks: tuple[str, ...] = TASKS
     chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
-    lever: str | None = None  # with level "lever"
     dense_dir: Path | None = None  # embeddings of another encoder (default: the embed stage's)
     reference: str = "full"  # the system it varies, which the paper sets it against
     needs: tuple[str, ...] = ()  # what a collection must supply (:data:`NEEDS`)
     heldout: bool = False  # also scored on the citation collection's held-out half
+    step: dict[str, Any] = field(default_factory=dict)  # its level's settings (STEP_KEYS)
+    opt_in: bool = False  # see :func:`_opt_in`
 
-    def params(self, base: RetrieveParams, chunk_depth: int) -> RetrieveParams:
-        return candidate_params(base, chunk_depth, **self.overrides)
+    def params(self, base: RetrieveParams, chunk_depth: int,
+               choices: Choices | None = None) -> RetrieveParams:
+        return candidate_params(base, chunk_depth, **(choices or Choices()).resolve(
+            self.overrides))
 
-    def served(self, base: RetrieveParams) -> RetrieveParams:
+    def served(self, base: RetrieveParams, choices: Choices | None = None) -> RetrieveParams:
         """``base`` (params.yaml ``retrieve``, its depths as they are) with this system's
         overrides: the pipeline ``countercase search`` and the trees run."""
-        return base.model_copy(update=self.overrides)
+        return base.model_copy(update=(choices or Choices()).resolve(self.overrides))
 
     @property
     def pipeline(self) -> bool:
@@ -70,12 +84,13 @@ class SystemSpec:
         passages and metadata filters)."""
         return self.level == "chunks" and self.chunking is None and self.dense_dir is None
 
-    @property
-    def opt_in(self) -> bool:
-        """Whether only the opt-in pipeline (experiments/dvc.yaml, `make repro-extended`) runs
-        it: it reads the fine-tuned encoder's embeddings, which the default pipeline does not
-        build (issue 40's budget rule: its gain was not significant on its own held-out data)."""
-        return self.dense_dir == layout.DENSE_FT
+    def components(self) -> tuple[str, ...]:
+        """The systems it is composed of, as the registry names them (a component named by a
+        chosen value, ``of: {choice: ...}``, is not among them)."""
+        named = [*self.step.get("fuse", {}), *self.step.get("replacing", {}).values()]
+        if isinstance(self.step.get("of"), str):
+            named.append(self.step["of"])
+        return tuple(dict.fromkeys(named))
 
     def missing(self, supplied: set[str]) -> list[str]:
         """What it needs that a collection supplying ``supplied`` lacks."""
@@ -83,18 +98,48 @@ class SystemSpec:
 
     def reads_vectors(self, base: RetrieveParams, chunk_depth: int, task: str) -> bool:
         """Whether this system reads a chunk's vector on ``task``: the dense ranking at a
-        weight above 0, or MMR (levers are taken to read them; BM25 over documents or over
-        another chunking never does). Nothing is embedded for a run that reads none."""
-        if self.level == "docs" or self.chunking is not None:
+        weight above 0, or MMR (BM25 over documents, passages or another chunking never does;
+        a composed system does when a component does, or may: one named by a chosen value).
+        Nothing is embedded for a run that reads none."""
+        if self.level in ("docs", "facts", "passages") or self.chunking is not None:
             return False
-        if self.level == "lever" or self.dense_dir is not None:
+        if self.level in COMPOSED:
+            return not isinstance(self.step.get("of", ""), str) or any(
+                BY_NAME[name].reads_vectors(base, chunk_depth, task)
+                for name in self.components())
+        if self.dense_dir is not None:
             return True
-        p = self.params(base, chunk_depth)
+        p = self.params(base, chunk_depth, Choices()) if not refs(self.overrides) else \
+            candidate_params(base, chunk_depth, **placeholder(self.overrides))
         weights = p.fusion_weights.get(task, {})
         # as Retriever.search runs them: a retriever at weight 0 is skipped unless it is alone
         bm25 = p.use_bm25 and (weights.get("bm25", 1.0) > 0 or not p.use_dense)
         dense = p.use_dense and (weights.get("dense", 1.0) > 0 or not bm25)
         return dense or (p.use_mmr and task in p.mmr_tasks)
+
+
+def _step(level: str, raw: dict, where: str) -> dict[str, Any]:
+    """The settings of ``level``'s step, checked: each present, none of another level's."""
+    wanted = STEP_KEYS.get(level, ())
+    stray = sorted(key for keys in STEP_KEYS.values() for key in keys
+                   if key in raw and key not in wanted)
+    if stray:
+        raise ConfigError(f"{where}: {', '.join(stray)} belong to no {level} system")
+    missing = [key for key in wanted if key not in raw]
+    if missing:
+        raise ConfigError(f"{where}: a {level} system sets {', '.join(wanted)} "
+                          f"(missing: {', '.join(missing)})")
+    step = {key: raw[key] for key in wanted}
+    for key, value in step.items():
+        for ref in refs(value):
+            check_ref(ref, f"{where}: {key}")
+    if level == "fusion" and (not isinstance(step["fuse"], dict) or len(step["fuse"]) < 2):
+        raise ConfigError(f"{where}: fuse maps two or more systems to their weights")
+    if level == "rebased" and (not isinstance(step["replacing"], dict) or not step["replacing"]):
+        raise ConfigError(f"{where}: replacing maps a component to the system that replaces it")
+    if level == "passages" and not is_ref(step["pool"]) and step["pool"] not in POOLS:
+        raise ConfigError(f"{where}: pool {step['pool']!r} is none of {', '.join(POOLS)}")
+    return step
 
 
 def _spec(name: str, raw: Any, source: Path) -> SystemSpec:
@@ -109,10 +154,7 @@ def _spec(name: str, raw: Any, source: Path) -> SystemSpec:
     level = raw.get("level", "chunks")
     if level not in LEVELS:
         raise ConfigError(f"{where}: level {level!r} is none of {', '.join(LEVELS)}")
-    lever = raw.get("lever")
-    if (level == "lever") != (lever is not None) or (lever is not None and lever not in LEVERS):
-        raise ConfigError(f"{where}: a lever system names one lever of {', '.join(LEVERS)}, "
-                          "and only a lever system names one")
+    step = _step(level, raw, where)
     tasks = tuple(raw.get("tasks", TASKS))
     needs = tuple(raw.get("needs", ()))
     for values, allowed, what in ((tasks, TASKS, "task"), (needs, NEEDS, "need")):
@@ -122,19 +164,35 @@ def _spec(name: str, raw: Any, source: Path) -> SystemSpec:
     if encoder is not None and encoder not in ENCODERS:
         raise ConfigError(f"{where}: encoder {encoder!r} is none of {', '.join(ENCODERS)}")
     overrides = raw.get("overrides") or {}
+    if overrides and level != "chunks":
+        raise ConfigError(f"{where}: only a chunks system overrides the pipeline's settings")
+    for ref in refs(overrides):
+        check_ref(ref, f"{where}: overrides")
     try:
-        RetrieveParams.model_validate({**RetrieveParams().model_dump(), **overrides})
+        RetrieveParams.model_validate({**RetrieveParams().model_dump(),
+                                       **placeholder(overrides)})
     except ValidationError as error:
         raise ConfigError(f"{where}: overrides are no retrieve parameters: "
                           f"{error.errors()[0]['loc']} {error.errors()[0]['msg']}") from None
     chunking = raw.get("chunking")
     return SystemSpec(name, raw["description"].strip(), level, dict(overrides), tasks,
-                      tuple(chunking) if chunking else None, lever, ENCODERS.get(encoder),
-                      raw.get("reference", "full"), needs, bool(raw.get("heldout", False)))
+                      tuple(chunking) if chunking else None, ENCODERS.get(encoder),
+                      raw.get("reference", "full"), needs, bool(raw.get("heldout", False)),
+                      step)
+
+
+def _opt_in(spec: SystemSpec, by_name: dict[str, SystemSpec]) -> bool:
+    """Whether only the opt-in pipeline (experiments/dvc.yaml, `make repro-extended`) runs it:
+    it reads the fine-tuned encoder's embeddings, or is composed of a system that does, which
+    the default pipeline does not build (issue 40's budget rule: its gain was not significant
+    on its own held-out data)."""
+    return spec.dense_dir == layout.DENSE_FT or any(
+        _opt_in(by_name[name], by_name) for name in spec.components())
 
 
 def read_systems(path: Path = SYSTEMS_FILE) -> tuple[SystemSpec, ...]:
-    """The registry's systems, in the file's order; every reference names one of them."""
+    """The registry's systems, in the file's order; every reference and component names one of
+    them, and no system is composed of itself."""
     try:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
@@ -142,12 +200,23 @@ def read_systems(path: Path = SYSTEMS_FILE) -> tuple[SystemSpec, ...]:
     if not isinstance(raw, dict) or not isinstance(raw.get("systems"), dict):
         raise ConfigError(f"{path}: no mapping 'systems'")
     specs = tuple(_spec(str(name), body, Path(path)) for name, body in raw["systems"].items())
-    names = {s.name for s in specs}
+    by_name = {s.name: s for s in specs}
     for spec in specs:
-        if spec.reference not in names:
+        unknown = [n for n in (*spec.components(), *spec.step.get("replacing", {}),
+                               spec.reference) if n not in by_name]
+        if unknown:
             raise ConfigError(f"{path}: system {spec.name!r} refers to no system "
-                              f"{spec.reference!r}")
-    return specs
+                              f"{unknown[0]!r}")
+    for spec in specs:
+        seen, todo = set(), list(spec.components())
+        while todo:
+            name = todo.pop()
+            if name == spec.name:
+                raise ConfigError(f"{path}: system {spec.name!r} is composed of itself")
+            if name not in seen:
+                seen.add(name)
+                todo += by_name[name].components()
+    return tuple(replace(s, opt_in=_opt_in(s, by_name)) for s in specs)
 
 
 SYSTEMS = read_systems()

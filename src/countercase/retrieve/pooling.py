@@ -1,35 +1,23 @@
-"""Retrieval levers measured as systems: passage-score pooling and BM25 parameters per level,
-judgment-level BM25 fused with passage-level runs, and a citation prior.
-
-Each is a ranking function ``topics -> run`` (or a wrapper of one), so a lever composes with any
-system and is compared in one :func:`~countercase.experiment.Experiment`:
-
-- :func:`passage_system`: BM25 over the chunks with ``k1``/``b`` (searched once for every
-  pooling, :class:`ChunkSearches`), the chunk scores of a
-  judgment pooled by ``max`` (the pipeline's rule), ``sum2``/``sum3`` (the sum of its best two or
-  three passages), ``mean3`` or ``first`` (its first passage's score; judgments whose first
-  passage is not among the hits follow, by their best one);
-- :func:`fused`: weighted reciprocal rank fusion of several systems' runs;
-- :func:`with_prior`: a run fused by RRF with the ranking of its own judgments by how often the
-  corpus cites them (:func:`citation_counts`), at a weight.
-"""
+"""A step of the registry's systems: BM25 over the chunks with ``k1``/``b`` (searched once for
+every pooling, :class:`ChunkSearches`), the chunk scores of a judgment pooled by ``max`` (the
+pipeline's rule), ``sum2``/``sum3`` (the sum of its best two or three passages), ``mean3`` or
+``first`` (its first passage's score; judgments whose first passage is not among the hits
+follow, by their best one)."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
 
 from countercase.datasets.limits import limit_of
-from countercase.experiment.runs import Run, ranked
-from countercase.experiment.systems import lucene_filter
-from countercase.retrieve.fusion import reciprocal_rank_fusion
+from countercase.retrieve.runs import Run, ranked
+from countercase.retrieve.filters import lucene_filter
 
 POOLS = ("max", "sum2", "sum3", "mean3", "first")
-System = Callable[[Mapping[str, str]], Run]
 
 
 def pool_scores(hits: Iterable[tuple[str, float]], doc_of: Mapping[str, str],
@@ -99,48 +87,4 @@ def passage_system(index: Path | ChunkSearches, chunks: pd.DataFrame, chunk_dept
         found = searches.hits(topics, k1, b, label)
         return {qid: ranked(pool_scores(found[qid], doc_of, first_of, pool)[:depth])
                 for qid in topics}
-    return rank
-
-
-def fused(systems: Mapping[str, tuple[System, float]], k: int, depth: int) -> System:
-    """The runs of ``systems`` (name -> (system, weight)) fused by weighted RRF."""
-    def rank(topics: Mapping[str, str]) -> Run:
-        runs = {name: system(topics) for name, (system, _) in systems.items()}
-        weights = {name: weight for name, (_, weight) in systems.items()}
-        return {qid: reciprocal_rank_fusion(
-                    {name: [d for d, _ in run.get(qid, [])] for name, run in runs.items()},
-                    k, weights)[:depth]
-                for qid in topics}
-    return rank
-
-
-def citation_counts(links: Iterable[tuple[str, str]], qids: Iterable[str],
-                    admits: Callable[[str, str], bool] | None = None,
-                    exclude: Mapping[str, Iterable[str]] | None = None) -> dict[str, Counter]:
-    """qid -> how often each judgment is cited by the judgments a search for qid may see:
-    those the dataset admits (a citation query sees no later judgment, nor itself) and not
-    in ``exclude`` (an AILA query's corpus copies)."""
-    links = list(links)
-    counts = {}
-    for qid in qids:
-        hidden = set((exclude or {}).get(qid, ()))
-        counts[qid] = Counter(cited for citing, cited in links if citing not in hidden
-                              and (admits is None or admits(qid, citing)))
-    return counts
-
-
-def with_prior(system: System, counts: Mapping[str, Counter], weight: float, k: int,
-               depth: int) -> System:
-    """``system``'s run fused with its judgments ranked by citation count (uncited ones get
-    no prior), the prior at ``weight`` against the run's 1."""
-    def rank(topics: Mapping[str, str]) -> Run:
-        run = system(topics)
-        out = {}
-        for qid, ranking in run.items():
-            docs = [d for d, _ in ranking]
-            cited = counts.get(qid, Counter())
-            prior = sorted((d for d in docs if cited[d] > 0), key=lambda d: -cited[d])
-            out[qid] = reciprocal_rank_fusion({"run": docs, "prior": prior}, k,
-                                              {"run": 1.0, "prior": weight})[:depth]
-        return out
     return rank

@@ -1,12 +1,15 @@
-"""Runs: per query, documents ranked with a score; TREC run files."""
+"""Runs: per query, documents ranked with a score; the systems that make them (``topics ->
+run``); TREC run files."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from countercase.errors import CountercaseError
 
 Run = dict[str, list[tuple[str, float]]]  # qid -> ranked (doc id, score)
+System = Callable[[Mapping[str, str]], Run]  # topics (qid -> text) -> run
 
 
 def ranked(doc_ids: list[str]) -> list[tuple[str, float]]:

@@ -1,4 +1,13 @@
-"""Systems built from the retrieval pipeline: ranking functions ``topics -> run``.
+"""The steps a system of the registry is composed of (:mod:`countercase.retrieve.compose`):
+ranking functions ``topics -> run``.
+
+- :func:`pipeline_system`: the chunk pipeline (:class:`~countercase.retrieve.pipeline.Retriever`)
+  under one configuration, its chunks pooled to judgments by max;
+- :func:`bm25_docs_system`: BM25 (``k1``, ``b``) over whole judgments;
+- :func:`fact_system`: the fact channel alone;
+- :func:`fused`: several systems' runs fused by weighted reciprocal rank fusion;
+- :func:`~countercase.retrieve.pooling.passage_system`: chunk BM25 pooled by another rule;
+- :func:`~countercase.retrieve.prior.with_prior`: a run fused with the citation prior.
 
 Each applies the topics' limits (:mod:`countercase.datasets.limits`) inside its search.
 """
@@ -12,18 +21,10 @@ from tqdm import tqdm
 
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import Limit, limit_of
-from countercase.experiment.runs import Run, ranked
-from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.filters import SearchFilter, lucene_filter
+from countercase.retrieve.fusion import reciprocal_rank_fusion
+from countercase.retrieve.runs import Run, System, ranked
 from countercase.retrieve.searchers import Searchers
-
-
-def lucene_filter(limit: Limit | None):
-    """The Lucene filter of a query's limit (None: no limit)."""
-    if limit is None:
-        return None
-    from countercase.index.bm25 import LuceneFilter
-
-    return LuceneFilter(year_to=limit.year_to, exclude_doc_ids=limit.exclude)
 
 
 def pipeline_system(searchers: Searchers, params: RetrieveParams, depth: int,
@@ -68,4 +69,16 @@ def fact_system(index: Path, depth: int, label: str = "fact_channel"):
             return found
         finally:
             searcher.close()
+    return rank
+
+
+def fused(systems: Mapping[str, tuple[System, float]], k: int, depth: int) -> System:
+    """The runs of ``systems`` (name -> (system, weight)) fused by weighted RRF."""
+    def rank(topics: Mapping[str, str]) -> Run:
+        runs = {name: system(topics) for name, (system, _) in systems.items()}
+        weights = {name: weight for name, (_, weight) in systems.items()}
+        return {qid: reciprocal_rank_fusion(
+                    {name: [d for d, _ in run.get(qid, [])] for name, run in runs.items()},
+                    k, weights)[:depth]
+                for qid in topics}
     return rank

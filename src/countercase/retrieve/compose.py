@@ -1,0 +1,186 @@
+"""Any system of the registry as a ranking function ``topics -> run`` on one collection.
+
+:class:`Composer` builds a system from its step (:mod:`countercase.retrieve.steps`) and its
+settings, the chosen ones read from their files (:mod:`countercase.retrieve.choices`); a
+composed system (fusion, prior, rebased) from its components, built the same way. A component's
+run is ranked once: ``full_docs`` fuses the very run the ``full`` system is scored on.
+:func:`why_not` names each system that cannot run here, and why, before anything is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from countercase.config import RetrieveParams
+from countercase.datasets.limits import limit_of
+from countercase.retrieve.choices import Choices, ChoiceError
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.pooling import passage_system
+from countercase.retrieve.prior import citation_counts, with_prior
+from countercase.retrieve.registry import BY_NAME, COMPOSED, SystemSpec
+from countercase.retrieve.runs import Run, System
+from countercase.retrieve.searchers import Searchers
+from countercase.retrieve.steps import bm25_docs_system, fact_system, fused, pipeline_system
+
+
+def _topics_key(topics: Mapping[str, str]) -> tuple:
+    return tuple((qid, text, limit_of(topics, qid)) for qid, text in topics.items())
+
+
+@dataclass
+class Composer:
+    """The systems of one task's collection: ``depth`` judgments per topic, ``chunk_depth``
+    chunk candidates per retriever; ``searchers``: the built indexes opened once (opened here
+    when first needed); ``exclude``: per query, judgments the statute bridge and the prior must
+    not read; ``admits``: the collection's rule of what a search may return (what the prior may
+    count); ``links``: the corpus's citation links, read when a prior first ranks;
+    ``chunkings``: the indexes of a chunking variant ``(size, overlap)``, built on demand."""
+
+    task: str
+    paths: IndexPaths
+    base: RetrieveParams
+    depth: int
+    chunk_depth: int
+    choices: Choices = field(default_factory=Choices)
+    searchers: Searchers | None = None
+    exclude: Mapping[str, list[str]] = field(default_factory=dict)
+    admits: Callable[[str, str], bool] | None = None
+    links: Callable[[], Iterable[tuple[str, str]]] | None = None
+    chunkings: Callable[[int, int], IndexPaths] | None = None
+    encoders: dict[Path, Searchers] = field(default_factory=dict)  # another encoder's, by dir
+    _runs: dict = field(default_factory=dict, init=False, repr=False)
+    _links: tuple | None = field(default=None, init=False, repr=False)
+
+    def system(self, name: str, replacing: Mapping[str, str] | None = None) -> System:
+        """The ranking function of system ``name``, its components named in ``replacing``
+        replaced (a rebased system's); its runs kept, so that a system ranked alone and as a
+        component ranks once."""
+        replacing = dict(replacing or {})
+        if name in replacing:
+            return self.system(replacing[name], replacing)
+        build = self._build(BY_NAME[name], replacing)
+        key = (name, tuple(sorted(replacing.items())))
+
+        def rank(topics: Mapping[str, str]) -> Run:
+            kept = (key, _topics_key(topics))
+            if kept not in self._runs:
+                self._runs[kept] = build(topics)
+            return self._runs[kept]
+        return rank
+
+    def _searchers(self, spec: SystemSpec) -> Searchers:
+        if spec.dense_dir is not None:
+            if spec.dense_dir not in self.encoders:
+                self.encoders[spec.dense_dir] = Searchers(
+                    self.task, self.base, replace(self.paths, dense_dir=spec.dense_dir))
+            return self.encoders[spec.dense_dir]
+        if self.searchers is None:
+            self.searchers = Searchers(self.task, self.base, self.paths)
+        return self.searchers
+
+    def _build(self, spec: SystemSpec, replacing: dict[str, str]) -> System:
+        step = self.choices.resolve(spec.step)
+        if spec.level == "docs":
+            return bm25_docs_system(self.paths.index_dir / f"{self.task}_docs", self.depth,
+                                    spec.name, step["k1"], step["b"])
+        if spec.level == "facts":
+            return fact_system(self.paths.fact_index, self.depth, spec.name)
+        if spec.level == "passages":
+            chunks = pd.read_parquet(self.paths.chunk_table(self.task),
+                                     columns=["chunk_id", "doc_id", "index"])
+            return passage_system(self.paths.index_dir / f"{self.task}_chunks", chunks,
+                                  self.chunk_depth, self.depth, step["pool"], step["k1"],
+                                  step["b"], label=spec.name)
+        if spec.level == "fusion":
+            return fused({name: (self.system(name, replacing), float(weight))
+                          for name, weight in step["fuse"].items()}, self.base.rrf_k, self.depth)
+        if spec.level == "prior":
+            return self._prior(self.system(step["of"], replacing), float(step["weight"]))
+        if spec.level == "rebased":
+            return self.system(step["of"], {**replacing, **step["replacing"]})
+        params = spec.params(self.base, self.chunk_depth, self.choices)
+        if spec.chunking:  # built when it runs (its time counts), BM25 only, no exclusions
+            def rank(topics):
+                variant = self.chunkings(*spec.chunking)
+                return pipeline_system(Searchers(self.task, self.base, variant, dense=False),
+                                       params, self.depth, None, spec.name)(topics)
+            return rank
+        return pipeline_system(self._searchers(spec), params, self.depth, self.exclude,
+                               spec.name)
+
+    def _prior(self, system: System, weight: float) -> System:
+        def rank(topics):
+            if self._links is None:
+                self._links = tuple(self.links()) if self.links is not None else ()
+            counts = citation_counts(self._links, list(topics), self.admits, self.exclude)
+            return with_prior(system, counts, weight, self.base.rrf_k, self.depth)(topics)
+        return rank
+
+
+def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
+         supplied: frozenset[str], fact_index: Path | None, chunkings: bool,
+         replacing: dict[str, str]) -> str | None:
+    """Why ``spec`` cannot rank ``task`` here (None: it can), its components' reasons named."""
+    if spec.name in replacing:
+        spec = BY_NAME[replacing[spec.name]]
+    if task not in spec.tasks:
+        return f"ranks {', '.join(spec.tasks)} only"
+    missing = spec.missing(set(supplied))
+    facts = spec.level == "facts" or (spec.level == "chunks" and not choices.why_not(
+        spec.overrides) and spec.params(base, 1, choices).fact_weight > 0)
+    if facts and "fact_sheets" not in supplied:
+        missing = sorted({*missing, "fact_sheets"})
+    if missing:
+        has = ", ".join(sorted(supplied)) or "documents, topics and qrels only"
+        return (f"needs {', '.join(missing)}, which the collection does not supply "
+                f"(it has {has})")
+    if facts and fact_index is not None and not fact_index.is_dir():
+        return f"no fact index at {fact_index} (stage index_facts)"
+    if spec.chunking is not None and not chunkings:
+        return ("a chunking variant is cut from the corpus's documents and sections and "
+                "searched by the evaluate stage only")
+    why = choices.why_not({**spec.step, **spec.overrides})
+    if why:
+        return why
+    if spec.dense_dir is not None and not (spec.dense_dir / task / "meta.json").is_file():
+        return (f"no embeddings of the fine-tuned encoder in {spec.dense_dir} (stages "
+                "train_biencoder, embed_ft; the opt-in pipeline)")
+    if spec.overrides.get("use_rerank") and not Path(base.rerank_model).is_dir():
+        return f"no trained reranker in {base.rerank_model} (stage train_reranker)"
+    if spec.level in COMPOSED:
+        step = choices.resolve(spec.step)
+        named = ([*step["fuse"]] if spec.level == "fusion" else [step["of"]])
+        if spec.level == "rebased":
+            replacing = {**replacing, **step["replacing"]}
+        for name in named:
+            if name not in BY_NAME:
+                return f"{name!r}, a chosen component, is no system of the registry"
+            inner = _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
+                         replacing)
+            if inner:
+                return f"its component {name} cannot run: {inner}"
+    return None
+
+
+def why_not(systems: Iterable[SystemSpec], task: str, base: RetrieveParams,
+            choices: Choices | None = None, supplied: frozenset[str] = frozenset(),
+            fact_index: Path | None = None, chunkings: bool = False) -> dict[str, str]:
+    """Why each of ``systems`` that ranks ``task`` cannot run here (the others are left out of
+    the answer): what its collection (``supplied``) lacks, a choice or an input no stage has
+    made yet, or a component's reason; ``chunkings``: whether chunking variants can be cut."""
+    choices = choices or Choices()
+    found = {}
+    for spec in systems:
+        if task not in spec.tasks:
+            continue
+        try:
+            why = _why(spec, task, base, choices, supplied, fact_index, chunkings, {})
+        except ChoiceError as error:
+            why = str(error)
+        if why:
+            found[spec.name] = why
+    return found
