@@ -89,7 +89,9 @@ class IndexParams(_Section):
 class RetrieveParams(_Section):
     """Every stage can be switched off: the ablations are exactly these switches."""
 
-    system: str = "full"  # the system served, by its name in configs/systems.yaml
+    # the system served, by its name in configs/systems.yaml: full, or ltr when the train_ltr
+    # stage's rule serves it (configs/ltr_choice.yaml)
+    system: str = "full"
     use_bm25: bool = True
     use_dense: bool = True
     use_mmr: bool = True
@@ -290,7 +292,7 @@ class BudgetParams(_Section):
     every stage of ``dvc.yaml`` and ``experiments/dvc.yaml`` (a test checks that). A stage is held to them through the
     sizes and steps of its own section, chosen by the rule in ``configs/budget_rule.yaml``."""
 
-    total_minutes: float = Field(75, gt=0)  # the default pipeline's stages together
+    total_minutes: float = Field(77, gt=0)  # the default pipeline's stages together
     stage_limit: float = Field(15, gt=0)  # any one stage ...
     floor_limit: float = Field(25, gt=0)  # ... or one whose measured floor is stated in floors
     minutes: dict[str, float] = {}
@@ -391,19 +393,24 @@ def _trees(choice: dict, source: Path) -> dict[str, dict]:
     return {"perturb": {"fact_weight": _pick(choice, source, "fact_weight")}}
 
 
+def _ltr(choice: dict, source: Path) -> dict[str, dict]:
+    return {"retrieve": {"system": "ltr"}} if _pick(choice, source, "serve") else {}
+
+
 # name -> (the choice file, relative to params.yaml's folder; the stage that writes it; the
 # values it sets, by section)
 CHOICES: dict[str, tuple[Path, str, Callable[[dict, Path], dict[str, dict]]]] = {
     "tuning": (layout.TUNING_CHOICE, "tune", tuned_retrieve),
     "reranker": (layout.RERANKER_CHOICE, "train_reranker", _reranker),
     "trees": (layout.TREES_CHOICE, "perturb", _trees),
+    "ltr": (layout.LTR_CHOICE, "train_ltr", _ltr),
 }
 # the keys each choice sets (what params.yaml must not hold)
 ADOPTED = {"tuning": ("retrieve.fusion_weights", "retrieve.mmr_tasks", "retrieve.fact_weight",
                       "retrieve.query_reduction", "retrieve.bridge_depth",
                       "retrieve.bridge_rank_offset", "retrieve.bridge_weights"),
            "reranker": ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"),
-           "trees": ("perturb.fact_weight",)}
+           "trees": ("perturb.fact_weight",), "ltr": ("retrieve.system",)}
 
 
 def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:

@@ -61,6 +61,7 @@ STATUTE_SECTIONS = INDEX / "statute_sections.json"  # AILA statute id -> canonic
 DENSE = PROCESSED / "dense"
 RERANKER = PROCESSED / "reranker"
 RERANKER_ONNX = RERANKER / "onnx"
+LTR = PROCESSED / "ltr"  # the learned ranker's models (train_ltr), <system>.txt
 RERANKER_GROUPS = RERANKER / "groups.jsonl"  # training groups: the resolved citation links
 # what a stage keeps between an interruption and its next run: never an output, never in git
 INTERIM = Path("data/interim")
@@ -78,6 +79,8 @@ TUNING_FT_CHOICE = Path("configs/tuning_ft_choice.yaml")  # the fine-tuned encod
 SYSTEMS = Path("configs/systems.yaml")  # the registry of retrieval systems, by name
 RERANKER_CHOICE = Path("configs/reranker_choice.yaml")  # the reranker on or off (train_reranker)
 TREES_CHOICE = Path("configs/trees_choice.yaml")  # the trees' fact weight (perturb)
+LTR_RULE = Path("configs/ltr_rule.yaml")  # the learned ranker's rule, written before its code
+LTR_CHOICE = Path("configs/ltr_choice.yaml")  # its models' choices and serving (train_ltr)
 EVALUATE = PROCESSED / "evaluate"
 EVALUATE_FT = PROCESSED / "evaluate_ft"  # the opt-in pipeline's conditions (evaluate_ft)
 RERANK_LLM = PROCESSED / "rerank_llm"
@@ -147,6 +150,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "tune": {"outs": (metrics("tuning"), TUNING_CHOICE), "metrics": ()},
     "train_reranker": {"outs": (RERANKER, RERANKER_CHOICE),
                        "metrics": (metrics("reranker"), timing("reranker"))},
+    "train_ltr": {"outs": (LTR, LTR_CHOICE), "metrics": (metrics("ltr"), timing("ltr"))},
     "train_biencoder": {"outs": (BIENCODER,), "metrics": (metrics("biencoder"),)},
     "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
     "tune_ft": {"outs": (metrics("tuning_ft"), TUNING_FT_CHOICE), "metrics": ()},

@@ -132,7 +132,8 @@ STAGES: tuple[Stage, ...] = (
               (L.RERANKER, "the reranker timed on the top rerank_depth"),
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
         params=("retrieve",),
     ),
     Stage(
@@ -199,6 +200,30 @@ STAGES: tuple[Stage, ...] = (
         params=("seed", "biencoder", "index.encoder"),
     ),
     Stage(
+        "train_ltr", DEFAULT,
+        f"countercase train-ltr --citations {L.CITATIONS} --sheets {L.JUDGMENT_SHEETS} "
+        f"--fact-index {L.FACT_INDEX} --documents {L.DOCUMENTS} --rule {L.LTR_RULE} --choice "
+        f"{L.TUNING_CHOICE} --out {L.LTR} --ltr-choice {L.LTR_CHOICE} --metrics "
+        f"{L.metrics('ltr')} --timing {L.timing('ltr')}",
+        why=("the learned rankers (configs/ltr_rule.yaml, written before their code): features of "
+             "the dev queries' pools, the grid cross-validated, six models, their out-of-fold "
+             "MAP, importance and learning curve, and the serving choice, before any test query "
+             "is scored by them"),
+        deps=(L.INGEST,
+              L.EXTRACT,
+              L.INDEX,
+              L.DENSE,
+              L.FACT_INDEX,
+              L.JUDGMENT_SHEETS,
+              (L.CITATIONS, "its tuning half's dev queries train; the held-out half is never read"),
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              (L.RERANKER, "the served system, measured on the same dev queries"),
+              L.LTR_RULE,
+              L.SYSTEMS),
+        params=("seed", "biencoder.dev_share", "citations.query_chars", "retrieve", "evaluate"),
+    ),
+    Stage(
         "evaluate", DEFAULT,
         f"countercase evaluate --aila-dir {L.AILA} --out {L.EVALUATE} --metrics "
         f"{L.metrics('retrieval')} --summary {L.metrics('evaluation')} --timing "
@@ -218,8 +243,12 @@ STAGES: tuple[Stage, ...] = (
               L.CITATIONS,
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
-        params=("retrieve", "evaluate"),
+              (L.LTR, "the learned rankers' models"),
+              L.JUDGMENT_SHEETS,
+              (L.LTR_RULE, "the learned rankers' settings and declared families of tests"),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
+        params=("retrieve", "evaluate", "seed", "citations.query_chars"),
     ),
     Stage(
         "regress", DEFAULT,
@@ -236,7 +265,8 @@ STAGES: tuple[Stage, ...] = (
               L.CITATIONS,
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
         params=("retrieve", "evaluate", "index", "biencoder"),
     ),
     Stage(
@@ -329,7 +359,8 @@ STAGES: tuple[Stage, ...] = (
               (L.recording("rerank_llm"), "the LLM's answers (written where it asks anew)"),
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
         params=("seed", "llm.mode", "rerank_llm", "retrieve", "evaluate.depth",
                 "evaluate.chunk_depth"),
     ),
@@ -362,7 +393,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.TREES_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
         params=("retrieve", "perturb"),
     ),
     Stage(
@@ -463,8 +495,12 @@ STAGES: tuple[Stage, ...] = (
               L.CITATIONS,
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
-        params=("retrieve", "evaluate"),
+              (L.LTR, "the learned rankers' models"),
+              L.JUDGMENT_SHEETS,
+              (L.LTR_RULE, "the learned rankers' settings and declared families of tests"),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
+        params=("retrieve", "evaluate", "seed", "citations.query_chars"),
     ),
     Stage(
         "evaluate_ft", OPT_IN,
@@ -491,7 +527,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.TUNING_FT_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
         params=("retrieve", "evaluate"),
     ),
     Stage(
@@ -511,7 +548,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_FT_CHOICE,
               (L.DENSE_FT / "precedents/meta.json", "names the fine-tuned conditions' encoder"),
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "the system served")),
         params=("retrieve", "evaluate", "index", "biencoder"),
     ),
 )

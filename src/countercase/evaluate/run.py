@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,11 @@ from countercase import layout
 from countercase.config import EvaluateParams, Params, RetrieveParams
 from countercase.datasets import Dataset, load, trec_dataset, unretrievable
 from countercase.errors import CountercaseError
+from countercase.citations.unmasked import unmasked_queries
 from countercase.datasets.citations import read_citations
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment
+from countercase.experiment.families import compare_families, read_families
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer, why_not
 from countercase.retrieve.load import IndexPaths
@@ -57,15 +60,16 @@ def composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: Evalu
              choices: Choices, searchers: Searchers | None = None,
              exclude: dict[str, list[str]] | None = None,
              variants: VariantSource | None = None, admits=None,
-             citations: Path | None = None) -> Composer:
+             citations: Path | None = None, unmasked=None) -> Composer:
     """What builds the ranking function of each system on one collection: ``evaluate.depth``
     documents per topic; ``admits``: the dataset's rule of what a search may return (the
-    citation prior's); ``citations``: the citation collection's folder (None: none)."""
+    citation prior's); ``citations``: the citation collection's folder (None: none);
+    ``unmasked``: qids -> the citation queries' unmasked texts."""
     chunkings = (None if variants is None else lambda size, overlap: chunk_variant(
         variants.documents, variants.extract_dir, size, overlap, variants.out))
     links = None if citations is None else lambda: read_citations(citations).links
     return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
-                    searchers, exclude or {}, admits, links, chunkings)
+                    searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked)
 
 
 def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,
@@ -120,11 +124,14 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
                      resume: tuple[Path, str] | None = None,
                      compare_runs: Path | None = None,
                      supplied: frozenset[str] = CORPUS_SUPPLIES,
-                     citations: Path | None = None) -> dict[str, Any]:
+                     citations: Path | None = None, unmasked=None,
+                     families: dict | None = None, seed: int = 0) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None).
     ``compare_runs``: another evaluation's folder (the default pipeline's, for the opt-in
-    conditions), whose reference runs are read back to test against and not scored again."""
+    conditions), whose reference runs are read back to test against and not scored again.
+    ``families``: comparisons declared before the run (:mod:`countercase.experiment.families`),
+    tested with ``seed``."""
     choices = choices or Choices()
     conditions, base = runnable(conditions, dataset.task, base, variants, choices, supplied,
                                 paths.fact_index)
@@ -137,7 +144,7 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
                 if searchers is not None and not dataset.limits else {})
     exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
     build = composer(dataset.task, paths, base, evaluate, choices, searchers, exclude, variants,
-                     dataset.admits, citations)
+                     dataset.admits, citations, unmasked)
     systems = {c.name: build.system(c.name) for c in conditions}
     cache_dir = resume[0] / dataset.collection if resume is not None else None
     if resume is not None:
@@ -158,6 +165,7 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
             "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
             "seconds_in_earlier_runs": earlier,
             "reference": {c.name: c.reference for c in conditions},
+            "families": compare_families(result.per_query, families or {}, seed),
             "n_test_queries": len(dataset.queries),
             "queries_with_a_corpus_copy": overlaps,
             "unretrievable_relevant": unretrievable(dataset.qrels, doc_ids)}
@@ -182,6 +190,7 @@ class EvaluateInputs:
     ft_choice: Path = layout.TUNING_FT_CHOICE
     documents: Path = layout.DOCUMENTS
     trec: tuple[Path, Path, Path] | None = None
+    ltr_rule: Path = layout.LTR_RULE  # its declared families of comparisons
 
     def choices(self) -> Choices:
         return Choices({"tuning": self.choice, "tuning_ft": self.ft_choice})
@@ -209,7 +218,7 @@ def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: Ev
     embed = any(c.reads_vectors(params.retrieve, params.evaluate.chunk_depth, "precedents")
                 for c in systems)
     paths, doc_ids = index_collection(docs, out / "index", params.index, params.extract, embed)
-    return [(dataset, paths, doc_ids, None, systems)], choices, [docs, topics, qrels]
+    return [(dataset, paths, doc_ids, None, systems, None)], choices, [docs, topics, qrels]
 
 
 def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[str],
@@ -228,12 +237,17 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
         table = paths.chunk_table(dataset.task)
         doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
                    if table.exists() else set())
+        unmasked = (partial(unmasked_queries, documents=inputs.documents,
+                            extract_dir=paths.chunks.parent,
+                            query_chars=params.citations.query_chars)
+                    if name == "citations" and inputs.documents.exists() else None)
         jobs.append((dataset, paths, doc_ids, variants,
                      [c for c in systems if c.name in HELDOUT] if name == "citations"
-                     else systems))
+                     else systems, unmasked))
     read = [inputs.aila_dir, inputs.citations, inputs.choice, inputs.documents, paths.index_dir,
             paths.dense_dir, paths.chunks, paths.metadata, paths.fact_index,
-            Path(params.retrieve.rerank_model).parent,
+            Path(params.retrieve.rerank_model).parent, layout.LTR, layout.JUDGMENT_SHEETS,
+            inputs.ltr_rule,
             *([inputs.ft_choice, layout.DENSE_FT] if any(c.opt_in for c in systems) else [])]
     return jobs, inputs.choices(), read
 
@@ -254,11 +268,14 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
     if resume is not None:  # what every run depends on (a TREC index is rebuilt from docs)
         key = (resume[0], inputs_fingerprint(read, params.model_dump_json(), resume[1]))
     scores, notes = {}, {}
-    for dataset, paths, doc_ids, variants, chosen in jobs:
+    families = (read_families(inputs.ltr_rule)
+                if inputs.trec is None and inputs.ltr_rule.is_file() else {})
+    for dataset, paths, doc_ids, variants, chosen, unmasked in jobs:
         result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate,
                                   out, doc_ids, variants, choices, key, compare_runs,
                                   frozenset() if inputs.trec else CORPUS_SUPPLIES,
-                                  None if inputs.trec else inputs.citations)
+                                  None if inputs.trec else inputs.citations, unmasked,
+                                  families, params.seed)
         scores[dataset.collection] = result.pop("scores")
         notes[dataset.collection] = result
     return scores, notes

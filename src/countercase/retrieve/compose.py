@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from countercase import layout
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import limit_of
 from countercase.retrieve.choices import Choices, ChoiceError
+from countercase.retrieve.features import FeatureSource, read_settings
 from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.ltr import LearnedRanker, ltr_system
 from countercase.retrieve.pooling import passage_system
 from countercase.retrieve.prior import citation_counts, with_prior
 from countercase.retrieve.registry import BY_NAME, COMPOSED, SystemSpec
@@ -38,7 +41,9 @@ class Composer:
     when first needed); ``exclude``: per query, judgments the statute bridge and the prior must
     not read; ``admits``: the collection's rule of what a search may return (what the prior may
     count); ``links``: the corpus's citation links, read when a prior first ranks;
-    ``chunkings``: the indexes of a chunking variant ``(size, overlap)``, built on demand."""
+    ``chunkings``: the indexes of a chunking variant ``(size, overlap)``, built on demand;
+    ``unmasked``: qids -> the unmasked text of each citation query among them (the learned
+    rankers that read it); ``sheets``, ``ltr_dir``, ``ltr_rule``: what they read."""
 
     task: str
     paths: IndexPaths
@@ -52,8 +57,13 @@ class Composer:
     links: Callable[[], Iterable[tuple[str, str]]] | None = None
     chunkings: Callable[[int, int], IndexPaths] | None = None
     encoders: dict[Path, Searchers] = field(default_factory=dict)  # another encoder's, by dir
+    unmasked: Callable[[list[str]], Mapping[str, str]] | None = None
+    sheets: Path = layout.JUDGMENT_SHEETS
+    ltr_dir: Path = layout.LTR
+    ltr_rule: Path = layout.LTR_RULE
     _runs: dict = field(default_factory=dict, init=False, repr=False)
     _links: tuple | None = field(default=None, init=False, repr=False)
+    _features: FeatureSource | None = field(default=None, init=False, repr=False)
 
     def system(self, name: str, replacing: Mapping[str, str] | None = None) -> System:
         """The ranking function of system ``name``, its components named in ``replacing``
@@ -102,6 +112,12 @@ class Composer:
             return self._prior(self.system(step["of"], replacing), float(step["weight"]))
         if spec.level == "rebased":
             return self.system(step["of"], {**replacing, **step["replacing"]})
+        if spec.level == "ltr":
+            ranker = LearnedRanker.load(self.ltr_dir / f"{step['model']}.txt")
+            texts = (self.unmasked if step["query"] == "unmasked" and self.unmasked is not None
+                     else None)
+            return ltr_system(self._feature_source, ranker, self.depth, self._counts, texts,
+                              spec.name)
         params = spec.params(self.base, self.chunk_depth, self.choices)
         if spec.chunking:  # built when it runs (its time counts), BM25 only, no exclusions
             def rank(topics):
@@ -112,13 +128,27 @@ class Composer:
         return pipeline_system(self._searchers(spec), params, self.depth, self.exclude,
                                spec.name)
 
+    def _counts(self, topics: Mapping[str, str]) -> dict:
+        """qid -> how often each judgment is cited by those a search for it may see."""
+        if self._links is None:
+            self._links = tuple(self.links()) if self.links is not None else ()
+        return citation_counts(self._links, list(topics), self.admits, self.exclude)
+
     def _prior(self, system: System, weight: float) -> System:
         def rank(topics):
-            if self._links is None:
-                self._links = tuple(self.links()) if self.links is not None else ()
-            counts = citation_counts(self._links, list(topics), self.admits, self.exclude)
-            return with_prior(system, counts, weight, self.base.rrf_k, self.depth)(topics)
+            return with_prior(system, self._counts(topics), weight, self.base.rrf_k,
+                              self.depth)(topics)
         return rank
+
+    def _feature_source(self) -> FeatureSource:
+        """The learned rankers' features, opened once (the index searchers stay open)."""
+        if self._features is None:
+            settings = read_settings(self.ltr_rule)
+            self._features = FeatureSource.open(
+                self.paths, self.sheets, self.choices.get({"choice": "tuning.precedents.docs.k1"}),
+                self.choices.get({"choice": "tuning.precedents.docs.b"}),
+                settings["pool_depth"], settings["chunk_hits"])
+        return self._features
 
 
 def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
@@ -149,6 +179,9 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
     if spec.dense_dir is not None and not (spec.dense_dir / task / "meta.json").is_file():
         return (f"no embeddings of the fine-tuned encoder in {spec.dense_dir} (stages "
                 "train_biencoder, embed_ft; the opt-in pipeline)")
+    model = layout.LTR / f"{spec.step.get('model')}.txt"
+    if spec.level == "ltr" and not model.is_file():
+        return f"no learned ranker at {model} (stage train_ltr)"
     if spec.overrides.get("use_rerank") and not Path(base.rerank_model).is_dir():
         return f"no trained reranker in {base.rerank_model} (stage train_reranker)"
     if spec.level in COMPOSED:

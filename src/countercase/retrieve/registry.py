@@ -28,12 +28,13 @@ TASKS = ("precedents", "statutes")
 # retrieve, with overrides); docs: BM25 over whole judgments; facts: the fact channel alone;
 # passages: chunk BM25 pooled by another rule; fusion: systems' runs fused by weighted RRF;
 # prior: a system's run fused with the citation prior; rebased: another system composed with
-# some of its components replaced
-LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased")
+# some of its components replaced; ltr: a learned ranker of stage train_ltr over its pool
+LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased", "ltr")
 COMPOSED = ("fusion", "prior", "rebased")
-# the settings of each level's step (any of them may be a chosen value, countercase.retrieve.choices)
+# the settings of each level's step (any may be a chosen value: countercase.retrieve.choices)
 STEP_KEYS = {"docs": ("k1", "b"), "passages": ("pool", "k1", "b"), "fusion": ("fuse",),
-             "prior": ("of", "weight"), "rebased": ("of", "replacing")}
+             "prior": ("of", "weight"), "rebased": ("of", "replacing"), "ltr": ("model", "query")}
+QUERIES = ("masked", "unmasked")  # what a learned ranker reads of a citation query
 # what a collection may supply beyond documents, topics and qrels
 NEEDS = ("citations", "dates", "fact_sheets")
 # the AILA corpus supplies them all: its citation links (stage citations), judgment years
@@ -103,6 +104,8 @@ class SystemSpec:
         Nothing is embedded for a run that reads none."""
         if self.level in ("docs", "facts", "passages") or self.chunking is not None:
             return False
+        if self.level == "ltr":  # its dense feature
+            return True
         if self.level in COMPOSED:
             return not isinstance(self.step.get("of", ""), str) or any(
                 BY_NAME[name].reads_vectors(base, chunk_depth, task)
@@ -137,6 +140,8 @@ def _step(level: str, raw: dict, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: fuse maps two or more systems to their weights")
     if level == "rebased" and (not isinstance(step["replacing"], dict) or not step["replacing"]):
         raise ConfigError(f"{where}: replacing maps a component to the system that replaces it")
+    if level == "ltr" and step["query"] not in QUERIES:
+        raise ConfigError(f"{where}: query {step['query']!r} is none of {', '.join(QUERIES)}")
     if level == "passages" and not is_ref(step["pool"]) and step["pool"] not in POOLS:
         raise ConfigError(f"{where}: pool {step['pool']!r} is none of {', '.join(POOLS)}")
     return step

@@ -1,0 +1,64 @@
+"""Subcommand of the learned ranker: train-ltr (stage train_ltr)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase import layout
+from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
+                                  METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, app, require,
+                                  require_folder, write_json)
+from countercase.config import load_params, write_choice
+
+log = logging.getLogger("countercase")
+
+
+@app.command("train-ltr")
+def train_ltr(
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage "
+                                   "citations): its tuning half's dev queries train."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
+    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact index (index_facts)."),
+    documents: Path = typer.Option(layout.DOCUMENTS, help="The judgments (the unmasked "
+                                   "queries are cut from them)."),
+    rule: Path = typer.Option(layout.LTR_RULE, help="The rule, written before any feature."),
+    choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice."),
+    out: Path = typer.Option(layout.LTR, help="Where the models go."),
+    ltr_choice: Path = typer.Option(layout.LTR_CHOICE, help="Where the choice goes."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Train the learned rankers by their rule on the dev queries, measure them out of fold,
+    and write whether the rule serves ltr, before any test query is scored."""
+    from countercase.ltr.run import choice as chosen, run_train_ltr
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.features import read_settings
+    from countercase.retrieve.load import IndexPaths
+
+    require_folder(citations, "citation collection (stage citations)")
+    for path, what in ((sheets, "fact sheets (stage factsheets)"), (documents, "documents"),
+                       (choice, "tuning choice (stage tune)"), (rule, "the ltr rule")):
+        require(path, what)
+    require_folder(fact_index, "fact index (stage index_facts)")
+    params = load_params(params_path, adopt=("tuning", "reranker"))  # its own choice: none
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
+    report = run_train_ltr(params, paths, citations, sheets, documents, rule,
+                           Choices({"tuning": choice}), out)
+    if metrics:
+        write_json(metrics, report)
+    if timing:
+        write_json(timing, {"seconds": report["seconds"]})
+    picked = chosen(report, read_settings(rule))
+    write_choice(ltr_choice, picked, "Written by `countercase train-ltr` (stage train_ltr) before "
+                 "any test query is scored by a learned ranker;\nthe measurements are in "
+                 "metrics/ltr.json.")
+    log.info("train-ltr: %s", {k: picked[k] for k in ("serve", "dev_MAP")})

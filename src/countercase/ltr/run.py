@@ -1,0 +1,139 @@
+"""Stage ``train_ltr``: the learned rankers of the registry, trained by ``configs/ltr_rule.yaml``
+on the dev part of the citation collection's tuning half, and the rule's serving choice.
+
+Six models, each by the same rule: ``ltr`` (the masked query) and ``ltr_unmasked`` (the query's
+facts as printed, its own citations removed: :mod:`countercase.citations.unmasked`), and the
+ablations ``ltr_no_text``, ``ltr_no_citation``, ``ltr_no_facts`` and ``ltr_unmasked_no_facts``
+(one feature group left out). Each model's out-of-fold run ranks every dev query by the fold
+model that did not train on it; its MAP is measured on the collection's qrels (a relevant
+judgment outside the pool counts as missed). The rule serves ``ltr`` when its out-of-fold MAP
+beats the served system's MAP on the same queries by ``serve_margin``. The held-out half and the
+AILA test queries are never read here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from countercase import layout
+from countercase.config import Params
+from countercase.datasets import Dataset, load
+from countercase.datasets.citations import read_citations
+from countercase.evaluate.run import composer
+from countercase.experiment import score_run
+from countercase.ltr.train import (Pairs, cross_validate, fit, importance, learner,
+                                   out_of_fold)
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.features import FeatureSource, names, read_settings
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.prior import citation_counts
+from countercase.training.splits import tuning_split
+
+log = logging.getLogger(__name__)
+
+# system -> (the query it reads, the feature groups it leaves out)
+MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ltr": ("masked", ()),
+    "ltr_unmasked": ("unmasked", ()),
+    "ltr_no_text": ("masked", ("text",)),
+    "ltr_no_citation": ("masked", ("citation",)),
+    "ltr_no_facts": ("masked", ("facts",)),
+    "ltr_unmasked_no_facts": ("unmasked", ("facts",)),
+}
+
+
+def _map(run, dataset: Dataset) -> float:
+    return round(float(score_run(run, dataset, ["MAP"])["MAP"].mean()), 4)
+
+
+def pool_frames(source: FeatureSource, dataset: Dataset, texts: dict[str, str],
+                counts: dict[str, Counter], label: str) -> dict:
+    """qid -> its pool's features (the query text ``texts`` gives)."""
+    topics = dataset.topics
+    return {qid: source.frame(qid, texts[qid], topics.limits.get(qid), counts.get(qid))
+            for qid in tqdm(dataset.qids, desc=f"features ({label})", unit="query")}
+
+
+def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Path,
+                  documents: Path, rule: Path, choices: Choices, out: Path) -> dict[str, Any]:
+    """Train, measure and save every model of :data:`MODELS` under ``out``; the report
+    (``metrics/ltr.json``) with the choice the rule makes (``configs/ltr_choice.yaml``)."""
+    from countercase.citations.unmasked import unmasked_queries
+
+    started = time.perf_counter()
+    settings = read_settings(rule)
+    collection = read_citations(citations)
+    _, dev = tuning_split(collection, params.biencoder.dev_share, params.seed)
+    dataset = load("citations/tuning", citations).subset(dev, "dev")
+    unmasked = unmasked_queries(dataset.qids, documents, paths.chunks.parent,
+                                params.citations.query_chars)
+    # a query whose judgment's text is not among the documents keeps its masked facts
+    texts = {"masked": dict(dataset.queries),
+             "unmasked": {q: unmasked.get(q, text) for q, text in dataset.queries.items()}}
+    counts = citation_counts(collection.links, dataset.qids, dataset.admits)
+    source = FeatureSource.open(paths, sheets, choices.get({"choice": "tuning.precedents.docs.k1"}),
+                                choices.get({"choice": "tuning.precedents.docs.b"}),
+                                settings["pool_depth"], settings["chunk_hits"])
+    try:
+        pairs = {kind: Pairs.of(pool_frames(source, dataset, texts[kind], counts, kind),
+                                dataset.qrels) for kind in texts}
+    finally:
+        source.close()
+    relevant = sum(len(r) for r in dataset.qrels.values())
+    report: dict[str, Any] = {
+        "dev_queries": len(dev), "features": names(),
+        "pairs": {k: len(p.labels) for k, p in pairs.items()},
+        "pool_recall": {k: round(float(p.labels.sum()) / max(relevant, 1), 4)
+                        for k, p in pairs.items()},
+        "pairs_without_a_candidate_sheet": sum(
+            doc not in source.sheets for _, doc in pairs["masked"].frame.index),
+        "queries_unmasked": len(unmasked),
+        "models": {}}
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (kind, drop) in MODELS.items():
+        features = names(drop)
+        grid, point, rounds = cross_validate(pairs[kind], features, settings, params.seed)
+        lgb_params = learner(settings, point, params.seed)
+        model = fit(pairs[kind], features, lgb_params, rounds)
+        model.save_model(str(out / f"{name}.txt"))
+        oof = out_of_fold(pairs[kind], features, lgb_params, rounds, settings, params.seed)
+        report["models"][name] = {"query": kind, "drops": list(drop), "grid": grid,
+                                  "chosen": point, "rounds": rounds,
+                                  "out_of_fold_MAP": _map(oof, dataset),
+                                  "importance_gain": importance(model, features)}
+        log.info("train_ltr: %s out-of-fold MAP %s", name,
+                 report["models"][name]["out_of_fold_MAP"])
+    ltr = report["models"]["ltr"]
+    report["learning_curve"] = [
+        {"share": share, "out_of_fold_MAP": _map(out_of_fold(
+            pairs["masked"], names(), learner(settings, ltr["chosen"], params.seed),
+            ltr["rounds"], settings, params.seed, share), dataset)}
+        for share in settings["learning_curve"]]
+    served = params.retrieve.system
+    build = composer("precedents", paths, params.retrieve, params.evaluate, choices,
+                     admits=dataset.admits, citations=citations)
+    report["served"] = {"system": served, "MAP": _map(build.system(served)(dataset.topics),
+                                                      dataset)}
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def choice(report: dict[str, Any], settings: dict) -> dict[str, Any]:
+    """What ``configs/ltr_choice.yaml`` records: each model's chosen point and rounds, and
+    whether the rule serves ``ltr``."""
+    ltr, served = report["models"]["ltr"]["out_of_fold_MAP"], report["served"]["MAP"]
+    serve = ltr >= served + settings["serve_margin"]
+    return {"rule": (f"serve ltr if its out-of-fold MAP on the dev queries beats the served "
+                     f"system's on the same queries by at least {settings['serve_margin']} "
+                     "(configs/ltr_rule.yaml)"),
+            "tuned_on": f"citations/tuning/dev ({report['dev_queries']} queries)",
+            "serve": bool(serve),
+            "dev_MAP": {"ltr_out_of_fold": ltr, report["served"]["system"]: served},
+            "models": {name: {"chosen": m["chosen"], "rounds": m["rounds"]}
+                       for name, m in report["models"].items()}}

@@ -1,0 +1,278 @@
+"""The learned ranker's candidates and features (issue 43; the rule: ``configs/ltr_rule.yaml``).
+
+A query's candidate pool is the union of the top ``pool_depth`` judgments of chunk BM25 (pooled
+by max), of BM25 over whole judgments at the tuned ``k1``/``b`` and of the dense ranking (the
+packaged encoder, a judgment at its best chunk), in that order, each under the query's limit.
+Every pair (query, candidate) gets the features of :data:`FEATURES`, each defined in one line
+there, in three groups: text, citation and fact sheet. A value that cannot be known is NaN
+(LightGBM's missing value), never 0 standing in for a count: a candidate without a fact sheet,
+a query whose facts yield no sheet, a query without a year.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from countercase import layout
+from countercase.config import ConfigError
+from countercase.datasets.limits import Limit
+from countercase.factsheet.rules import extract_rules
+from countercase.factsheet.schema import FactSheet, validate_sheet
+from countercase.index.query_terms import EmptyQueryError
+from countercase.retrieve.filters import lucene_filter
+from countercase.retrieve.load import IndexPaths, MissingIndexError
+
+# name -> (group, definition)
+FEATURES: dict[str, tuple[str, str]] = {
+    "bm25_chunk_max": ("text", "the highest BM25 score (k1 0.9, b 0.4) of the judgment's chunks "
+                               "among the query's top chunk hits (NaN: none of its chunks there)"),
+    "bm25_chunk_sum2": ("text", "the sum of its two highest chunk BM25 scores among those hits"),
+    "bm25_doc": ("text", "BM25 over the whole judgment at the tuned k1, b (0: no query term)"),
+    "dense_max": ("text", "the highest cosine of the query's embedding with the judgment's chunks "
+                          "(the packaged encoder)"),
+    "query_words": ("text", "log(1 + the query's words)"),
+    "doc_chunks": ("text", "log(1 + the judgment's chunks), its length"),
+    "prior": ("citation", "log(1 + how often the judgments a search for the query may see cite "
+                          "it), never the query's own citations"),
+    "year_gap": ("citation", "the query's year minus the judgment's (NaN: a year unknown)"),
+    "fact_bm25": ("facts", "BM25 of the query sheet's legal-fact tokens against the judgment's "
+                           "(the fact channel; 0: no token shared)"),
+    "sections_shared": ("facts", "canonical sections both sheets cite"),
+    "sections_idf": ("facts", "the shared sections' summed IDF over the judgments' sheets"),
+    "acts_shared": ("facts", "acts both sheets cite a section of"),
+    "chapters_shared": ("facts", "statute chapters both sheets cite a section of"),
+    "evidence_shared": ("facts", "evidence types both sheets hold"),
+    "petitioner_same": ("facts", "1 when the petitioners' types agree, 0 when not (NaN: one "
+                                 "unknown)"),
+    "respondent_same": ("facts", "1 when the respondents' types agree, 0 when not (NaN: one "
+                                 "unknown)"),
+    "ages_agree": ("facts", "the share of age-threshold sides the sheets share, of those either "
+                            "states (NaN: one states no age)"),
+    "amounts_agree": ("facts", "the same for the amount thresholds"),
+    "durations_agree": ("facts", "the same for the duration thresholds"),
+    "outcome_same": ("facts", "1 when the outcomes agree, 0 when not (NaN: one unknown)"),
+}
+GROUPS = ("text", "citation", "facts")
+_KINDS = {"sections": "fsec", "acts": "fact", "chapters": "fchap", "evidence": "fev"}
+_SIDES = {"ages": "fage", "amounts": "famt", "durations": "fdur"}
+
+
+_SETTINGS = {"pool_depth": int, "chunk_hits": int, "folds": int, "grid": dict, "fixed": dict,
+             "max_rounds": int, "early_stopping_rounds": int, "serve_margin": float,
+             "learning_curve": list}
+
+
+def read_settings(path: Path = layout.LTR_RULE) -> dict:
+    """The ``settings`` of the learned ranker's rule file, each of its type (the pool and the
+    features' depths here; the grid and the stopping in :mod:`countercase.ltr.train`)."""
+    try:
+        found = (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}).get("settings")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError) as error:
+        raise ConfigError(f"cannot read the learned ranker's rule {path}: {error}") from None
+    if not isinstance(found, dict):
+        raise ConfigError(f"{path}: no mapping 'settings'")
+    wrong = [key for key, kind in _SETTINGS.items()
+             if not isinstance(found.get(key), kind if kind is not float else (int, float))
+             or isinstance(found.get(key), bool)]
+    if wrong:
+        raise ConfigError(f"{path}: settings {', '.join(wrong)} missing or not "
+                          f"{', '.join(_SETTINGS[k].__name__ for k in wrong)}")
+    return found
+
+
+def names(drop: Iterable[str] = ()) -> list[str]:
+    """The features of every group but ``drop``, in :data:`FEATURES`' order."""
+    dropped = set(drop)
+    unknown = dropped - set(GROUPS)
+    if unknown:
+        raise ValueError(f"unknown feature group(s) {sorted(unknown)}: use {', '.join(GROUPS)}")
+    return [name for name, (group, _) in FEATURES.items() if group not in dropped]
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """What the fact features read of a sheet: its tokens (``countercase.index.facts``), its
+    party types and its outcome."""
+
+    terms: tuple[str, ...]  # in the sheet's order, repeated as it repeats them
+    petitioner: str
+    respondent: str
+    outcome: str
+
+    @classmethod
+    def of(cls, sheet: FactSheet, tokens: Iterable[str]) -> "Sheet":
+        return cls(tuple(tokens), sheet.parties.petitioner.type,
+                   sheet.parties.respondent.type, sheet.outcome)
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+
+def _same(a: str, b: str) -> float:
+    return math.nan if "Unknown" in (a, b) else float(a == b)
+
+
+def fact_features(query: Sheet | None, doc: Sheet | None, idf: Mapping[str, float]) -> dict:
+    """The fact-sheet group for one pair (NaN throughout when either sheet is missing)."""
+    out = {name: math.nan for name, (group, _) in FEATURES.items()
+           if group == "facts" and name != "fact_bm25"}
+    if query is None or doc is None:
+        return out
+    shared = query.tokens & doc.tokens
+    for kind, prefix in _KINDS.items():
+        out[f"{kind}_shared"] = float(sum(t.startswith(prefix) for t in shared))
+    out["sections_idf"] = float(sum(idf.get(t, 0.0) for t in shared if t.startswith("fsec")))
+    out["petitioner_same"] = _same(query.petitioner, doc.petitioner)
+    out["respondent_same"] = _same(query.respondent, doc.respondent)
+    for kind, prefix in _SIDES.items():
+        a = {t for t in query.tokens if t.startswith(prefix)}
+        b = {t for t in doc.tokens if t.startswith(prefix)}
+        out[f"{kind}_agree"] = len(a & b) / len(a | b) if a and b else math.nan
+    out["outcome_same"] = _same(query.outcome, doc.outcome)
+    return out
+
+
+class FeatureSource:
+    """The indexes and sheets the features read, opened once (:meth:`open`)."""
+
+    def __init__(self, chunk_bm25, doc_bm25, dense, encoder, precision: str,
+                 chunk_doc: Mapping[str, str], sheets: dict[str, Sheet], facts, years: dict,
+                 pool_depth: int, chunk_hits: int) -> None:
+        self.chunk_bm25, self.doc_bm25, self.facts = chunk_bm25, doc_bm25, facts
+        self.dense, self.encoder, self.precision = dense, encoder, precision
+        self.sheets, self.years = sheets, years
+        self.pool_depth, self.chunk_hits = pool_depth, chunk_hits
+        self.doc_of = dict(chunk_doc)  # chunk -> its judgment
+        self.doc_ids = sorted(set(self.doc_of.values()))
+        position = {d: i for i, d in enumerate(self.doc_ids)}
+        self._doc_row = np.array([position[self.doc_of[c]] for c in dense.ids])
+        self.chunks_of = Counter(self.doc_of.values())
+        df = Counter(t for s in sheets.values() for t in s.tokens if t.startswith("fsec"))
+        self.idf = {t: math.log(len(sheets) / n) for t, n in df.items()}
+        self.missing_sheets = 0  # candidates of the pairs computed that have no sheet
+        # a query's pool and features, but the prior: the rankers reading one query share them
+        self._frames: dict[tuple, pd.DataFrame] = {}
+
+    @classmethod
+    def open(cls, paths: IndexPaths, sheets: Path, k1: float, b: float, pool_depth: int,
+             chunk_hits: int) -> "FeatureSource":
+        """Over the built indexes of ``paths`` and the judgments' sheets ``sheets``; ``k1``,
+        ``b``: whole-judgment BM25's (the tune stage's choice)."""
+        from countercase.index.bm25 import Bm25Searcher
+        from countercase.index.dense import DenseIndex, read_meta
+        from countercase.index.encoders import load_encoder
+        from countercase.index.facts import FactSearcher
+
+        for path, what in ((paths.index_dir / "precedents_chunks", "BM25 index (stage index)"),
+                           (paths.fact_index, "fact index (stage index_facts)"),
+                           (sheets, "fact sheets (stage factsheets)")):
+            if not Path(path).exists():
+                raise MissingIndexError(f"{what} not found: {path}")
+        meta = read_meta(paths.dense_dir / "precedents")
+        if meta is None:
+            raise MissingIndexError(f"no embeddings in {paths.dense_dir / 'precedents'} "
+                                    "(stage embed)")
+        facts = FactSearcher(paths.fact_index)
+        found = {}
+        with Path(sheets).open(encoding="utf-8") as handle:
+            for line in handle:
+                sheet = validate_sheet(json.loads(line))
+                found[sheet.case_id] = Sheet.of(sheet, facts.tokens(sheet))
+        table = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id"])
+        years = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
+        precision = meta.get("precision", "float32")
+        return cls(Bm25Searcher(paths.index_dir / "precedents_chunks"),
+                   Bm25Searcher(paths.index_dir / "precedents_docs", k1=k1, b=b),
+                   DenseIndex.load(paths.dense_dir / "precedents"),
+                   load_encoder(meta["encoder"], precision=precision,
+                                max_seq_length=meta.get("max_seq_length")),
+                   precision, dict(zip(table["chunk_id"], table["doc_id"])), found, facts,
+                   {d: (None if pd.isna(y) else int(y)) for d, y in zip(years["doc_id"],
+                                                                         years["year"])},
+                   pool_depth, chunk_hits)
+
+    def close(self) -> None:
+        for searcher in (self.chunk_bm25, self.doc_bm25, self.facts):
+            searcher.close()
+
+    def query_sheet(self, qid: str, text: str) -> Sheet | None:
+        try:
+            sheet = extract_rules(text, qid, "query")
+        except ValueError:  # a text without facts to read: the group is unknown
+            return None
+        return Sheet.of(sheet, self.facts.tokens(sheet))
+
+    def frame(self, qid: str, text: str, limit: Limit | None = None,
+              cited: Mapping[str, int] | None = None,
+              sheet: Sheet | None = None) -> pd.DataFrame:
+        """The candidate pool of query ``qid`` (rows, in pool order) by :data:`FEATURES`;
+        ``limit``: what a search for it may return; ``cited``: judgment -> how often the
+        judgments it may see cite it (the prior); ``sheet``: its facts (default: the rule
+        sheet of ``text``)."""
+        key = (qid, text, limit, sheet)
+        if key not in self._frames:
+            self._frames[key] = self._frame(qid, text, limit, sheet)
+        frame = self._frames[key].copy()
+        frame["prior"] = [math.log1p((cited or {}).get(doc, 0)) for doc in frame.index]
+        return frame
+
+    def _frame(self, qid: str, text: str, limit: Limit | None, sheet: Sheet | None
+               ) -> pd.DataFrame:
+        limit = limit or Limit()
+        filters = lucene_filter(limit if (limit.exclude or limit.year_to) else None)
+        try:
+            chunk_hits = self.chunk_bm25.search(text, self.chunk_hits, filters)
+            doc_hits = self.doc_bm25.search(text, len(self.doc_ids), filters)
+        except EmptyQueryError:
+            chunk_hits, doc_hits = [], []
+        chunk_scores: dict[str, list[float]] = {}
+        for chunk, score in chunk_hits:
+            chunk_scores.setdefault(self.doc_of[chunk], []).append(score)
+        from countercase.index.encoders import embed
+
+        vector = embed(self.encoder, [text], show_progress=False, precision=self.precision)[0]
+        best = np.full(len(self.doc_ids), -np.inf, dtype=np.float32)
+        np.maximum.at(best, self._doc_row, self.dense.matrix @ vector)
+        allowed = [i for i, d in enumerate(self.doc_ids)
+                   if limit.admits(d, self.years.get(d))]
+        dense_order = sorted(allowed, key=lambda i: (-best[i], i))[:self.pool_depth]
+        pool = list(dict.fromkeys([*list(chunk_scores)[:self.pool_depth],
+                                   *(d for d, _ in doc_hits[:self.pool_depth]),
+                                   *(self.doc_ids[i] for i in dense_order)]))
+        sheet = sheet if sheet is not None else self.query_sheet(qid, text)
+        fact_scores = (dict(self.facts.bm25.search(" ".join(sheet.terms), len(self.doc_ids),
+                                                   filters)) if sheet and sheet.terms else {})
+        docs = dict(doc_hits)
+        row_of = {d: i for i, d in enumerate(self.doc_ids)}
+        year = self.years.get(qid)
+        rows = []
+        for doc in pool:
+            scores = chunk_scores.get(doc, [])
+            doc_sheet = self.sheets.get(doc)
+            self.missing_sheets += doc_sheet is None
+            doc_year = self.years.get(doc)
+            rows.append({
+                "bm25_chunk_max": scores[0] if scores else math.nan,
+                "bm25_chunk_sum2": sum(scores[:2]) if scores else math.nan,
+                "bm25_doc": docs.get(doc, 0.0),
+                "dense_max": float(best[row_of[doc]]),
+                "query_words": math.log1p(len(text.split())),
+                "doc_chunks": math.log1p(self.chunks_of[doc]),
+                "prior": math.nan,  # filled per call (frame)
+                "year_gap": (year - doc_year if year is not None and doc_year is not None
+                             else math.nan),
+                "fact_bm25": (math.nan if sheet is None or doc_sheet is None
+                              else fact_scores.get(doc, 0.0)),
+                **fact_features(sheet, doc_sheet, self.idf)})
+        return pd.DataFrame(rows, index=pd.Index(pool, name="doc_id"), columns=list(FEATURES),
+                            dtype=float)
