@@ -72,8 +72,8 @@ def test_an_unknown_system_lists_the_registry(run_cli):
 
 def test_search_refuses_a_filter_a_whole_judgment_system_cannot_apply(run_cli):
     code, _, err = run_cli("search", "a dying declaration", "--system", "bm25_docs",
-                           "--year-to", "1990")
-    assert code == 2 and "bm25_docs takes no filter" in err
+                           "--year-from", "1990")
+    assert code == 2 and "bm25_docs takes no filter but --year-to" in err
 
 
 def test_a_system_of_one_task_is_refused_on_the_other(run_cli):

@@ -178,12 +178,13 @@ def search(
         paths = chunk_variant(documents, chunks.parent, *spec.chunking,
                               layout.EVALUATE / "chunkings", params.extract)
     elif not spec.pipeline:
-        if any((year_from, year_to, section, bench, section_type, judge)):
-            raise UserError(f"system {spec.name} takes no filter (it is no pipeline over the "
-                            "built indexes); the pipeline systems take --year-from, --section, "
-                            "...")
+        # every system applies a collection's limit (decided no later than a year) in its search
+        if any((year_from, section, bench, section_type, judge)):
+            raise UserError(f"system {spec.name} takes no filter but --year-to (it is no "
+                            "pipeline over the built indexes); the pipeline systems take "
+                            "--year-from, --section, ...")
         rows = _system_rows(spec, task, query, k or params.retrieve.k, paths, params,
-                            citations, choice)
+                            citations, choice, year_to)
         _print_rows(rows, as_json)
         return
     served = spec.served(params.retrieve)
@@ -194,13 +195,14 @@ def search(
 
 
 def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: Path,
-                 choice: Path) -> list[dict]:
+                 choice: Path, year_to: int | None = None) -> list[dict]:
     """The top ``k`` judgments of a system that is no pipeline over the built indexes (whole
     judgments, the fact channel, a lever, another encoder or chunking), ranked
     as the evaluate stage ranks them (its depth, cut to ``k``); a system that cannot run here
     is refused with its reason."""
     import pandas as pd
 
+    from countercase.datasets.limits import Limit, Topics
     from countercase.evaluate.run import composer
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.compose import why_not
@@ -213,7 +215,8 @@ def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: 
         raise UserError(f"system {spec.name} cannot run here: {why[spec.name]}")
     rank = composer(task, paths, params.retrieve, params.evaluate, choices,
                     citations=citations if citations.is_dir() else None).system(spec.name)
-    run = rank({"query": query})["query"][:k]
+    topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None)
+    run = rank(topics)["query"][:k]
     years = {}
     if paths.metadata.is_file():
         table = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])

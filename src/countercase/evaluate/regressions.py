@@ -19,11 +19,13 @@ from typing import Any
 
 import yaml
 
+from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
 from countercase.experiment.measures import MEASURES
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.registry import BY_NAME, SystemSpec, candidate_params
+from countercase.runtime.digests import sha256_files
 
 TOLERANCE = 1e-4
 # (collection, condition) -> measure -> score
@@ -104,6 +106,9 @@ def configuration(condition: SystemSpec, params: Params,
     step = choices.resolve(condition.step, strict=False)
     if step:
         config["step"] = step
+    if condition.level == "ltr":  # the model its scores came from (stage train_ltr)
+        model = layout.LTR / f"{step['model']}.txt"
+        config["model_sha256"] = sha256_files(model) if model.is_file() else None
     named = [*step.get("fuse", {}), *step.get("replacing", {}).values()]
     if isinstance(step.get("of"), str):
         named.insert(0, step["of"])

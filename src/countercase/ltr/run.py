@@ -85,7 +85,7 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
                                 dataset.qrels) for kind in texts}
     finally:
         source.close()
-    relevant = sum(len(r) for r in dataset.qrels.values())
+    relevant = sum(grade > 0 for judged in dataset.qrels.values() for grade in judged.values())
     report: dict[str, Any] = {
         "dev_queries": len(dev), "features": names(),
         "pairs": {k: len(p.labels) for k, p in pairs.items()},

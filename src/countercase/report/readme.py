@@ -218,6 +218,40 @@ def _citations(o: Outputs) -> list[tuple[str, str, str]]:
         "`metrics/tuning.json`, `configs/tuning_choice.yaml`, `metrics/retrieval.json`")]
 
 
+def _ltr(o: Outputs) -> list[tuple[str, str, str]]:
+    """The learned rankers: their dev numbers, the rule's serving choice, and their scores on
+    the held-out half and AILA Task 1 with the declared families' tests."""
+    found, retrieval, evaluation = o.metric("ltr.json"), o.both("retrieval"), o.both("evaluation")
+    choice = o.yaml("configs/ltr_choice.yaml") or {}
+    if not (found and retrieval and "ltr" in retrieval.get("citations", {})):
+        return []
+    models = found["models"]
+
+    def scored(collection: str) -> str:
+        scores = retrieval[collection]
+        families = evaluation[collection].get("families", {})
+        tests = {name: t for fam in families.values() for name, t in fam["tests"].items()}
+        def versus(name: str, against: str) -> str:
+            test = tests.get(f"{name} vs {against}")
+            return f" (against `{against}` Holm p {test['p_holm']:.3g})" if test else ""
+        return "; ".join(
+            f"`{name}` {_f(scores[name]['MAP'])}"
+            + "".join(versus(name, against) for against in ("full", "full_docs_prior", "ltr",
+                                                              "ltr_unmasked"))
+            for name in models if name in scores)
+    return [(
+        "learned ranker (LightGBM lambdarank over text, citation and fact-sheet features; "
+        "`configs/ltr_rule.yaml`)",
+        f"dev out-of-fold MAP ({found['dev_queries']} queries of the tuning half): "
+        + ", ".join(f"`{n}` {_f(m['out_of_fold_MAP'])}" for n, m in models.items())
+        + f"; the served `{found['served']['system']}` {_f(found['served']['MAP'])} on the same "
+        f"queries: the rule {'serves' if choice.get('serve') else 'does not serve'} `ltr`. "
+        f"Held-out half: {scored('citations')}. AILA_Q11..Q50 Task 1: "
+        f"{scored('aila2019-task1')}",
+        "`metrics/ltr.json`, `configs/ltr_choice.yaml`, `metrics/retrieval.json`, "
+        "`metrics/evaluation.json` (`families`)")]
+
+
 def _latency(o: Outputs) -> list[tuple[str, str, str]]:
     latency = o.metric("latency.json")
     if not latency:
@@ -472,7 +506,8 @@ def _machine(o: Outputs) -> list[tuple[str, str, str]]:
 
 
 SECTIONS: tuple[Callable[[Outputs], list[tuple[str, str, str]]], ...] = (
-    _corpus, _aila, _citations, _latency, _facts, _learned, _counterfactual, _explained, _machine)
+    _corpus, _aila, _citations, _ltr, _latency, _facts, _learned, _counterfactual, _explained,
+    _machine)
 
 
 def results(o: Outputs) -> str:
