@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 BASE = {"errors", "layout", "config", "legal", "runtime", "training", "datasets"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "citations", "index", "scaleout",
           "retrieve", "experiment", "reranker", "biencoder", "evaluate", "ltr", "perturb",
-          "explain"]
+          "explain", "topology"]
 TOP = {"cli", "report", "case", "explore", "quickstart", "dag"}
 
 
@@ -75,10 +75,11 @@ def test_no_private_name_crosses_a_package():
 
 
 def test_config_defaults_are_params_yaml():
-    """Every section but ``budgets``: its table of stages is data, kept once, in params.yaml."""
+    """Every section but ``budgets``: its table of stages is data, kept once, in params.yaml.
+    The choice files' values are not params.yaml's (the served system is one)."""
     from countercase.config import Params, load_params
 
-    found = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    found = load_params(Path(__file__).resolve().parents[1] / "params.yaml", adopt=())
     assert Params() == found.model_copy(update={"budgets": Params().budgets})
 
 

@@ -215,7 +215,7 @@ def test_the_cli_writes_a_report_and_names_a_bad_tree(corpus, tree, tmp_path, ru
 
 
 def test_entropy_and_gini_tell_spread_from_concentration():
-    from countercase.explain.topology import entropy, gini, max_over_mean
+    from countercase.topology.run import entropy, gini, max_over_mean
 
     assert entropy([1, 1, 1, 1]) == 1.0 and entropy([4, 0, 0, 0]) == 0.0
     assert gini([1, 1, 1, 1]) == 0.0 and gini([0, 0, 0, 4]) == 0.75
@@ -223,7 +223,7 @@ def test_entropy_and_gini_tell_spread_from_concentration():
 
 
 def test_tree_shape_and_robustness_of_a_real_tree(tree):
-    from countercase.explain.topology import robustness, topology, tree_shape
+    from countercase.topology.run import robustness, topology, tree_shape
 
     shape = tree_shape(tree)
     assert shape["nodes"] == len(tree.nodes) and shape["depth_reached"] == 1

@@ -61,28 +61,25 @@ def factsheets(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
+    from functools import partial
+
     from countercase.datasets.aila import read_queries
-    from countercase.factsheet.run import run_factsheets
+    from countercase.factsheet.run import run_stage
 
     for path, what in ((documents, "documents file"), (extract_dir, "extract folder"),
                        (queries, "topics file")):
         require(path, what)
     topics = read_queries(queries)
     params = load_params(params_path)
-    report = run_factsheets(documents, extract_dir, topics, out,
-                            params.extract.facts_fallback_fraction)
+    tag = None
     if ner_model is not None:  # entity tags beside the sheets (rules alone if no model)
         from countercase.ner.candidates import tag_sheet_texts
 
-        tagged = tag_sheet_texts(out, topics, documents, ner_model,
-                                 params.factsheets.ner_judgments, params.seed, params.ner.threads)
-        report["entities"] = tagged["entities"]
-        report["timing"].update(tagged["timing"])
-    report["number_roles"] = _role_agreement(out / "judgments.jsonl")
-    report["number_roles_read"] = _role_counts(out / "judgments.jsonl")
-    if params.factsheets.llm:
-        report["llm"] = _llm_sheets(out, params, topics, documents, recording,
-                                    "live" if live else params.llm.mode)
+        tag = partial(tag_sheet_texts, model_dir=ner_model,
+                      n_judgments=params.factsheets.ner_judgments, seed=params.seed,
+                      threads=params.ner.threads)
+    report = run_stage(params, documents, extract_dir, topics, out, recording,
+                       "live" if live else params.llm.mode, tag)
     if metrics:
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:
@@ -115,38 +112,6 @@ def _legal_audit(folder: Path) -> dict | None:
             "exploratory": list(ENGINES[2:-1])}
 
 
-def _role_agreement(sheets: Path) -> list[dict]:
-    """The sheets' number roles against each labelled sample of data/gold/number_roles.md."""
-    from countercase.factsheet.roles import agreement, read_labels
-    from countercase.factsheet.store import read_sheets
-
-    found = []
-    for sample_path, labels_path, how in layout.NUMBER_ROLE_GOLD:
-        if not (sample_path.exists() and labels_path.exists()):
-            continue
-        sample = [json.loads(line) for line in sample_path.open(encoding="utf-8")]
-        found.append({"sample": sample_path.name, "use": how,
-                      **agreement(read_sheets(sheets), sample, read_labels(labels_path))})
-    return found
-
-
-def _role_counts(sheets: Path) -> dict[str, dict]:
-    """The judgments' numbers by kind and role, and the share whose role was not read (such a
-    number crosses only the boundaries scoped to any role)."""
-    from collections import Counter
-
-    from countercase.factsheet.roles import NUMBER_ROLES
-    from countercase.factsheet.store import read_sheets
-
-    counts = {kind: Counter() for kind in NUMBER_ROLES}
-    for sheet in read_sheets(sheets):
-        for kind in NUMBER_ROLES:
-            counts[kind].update(n.role for n in getattr(sheet.numerical_facts, kind))
-    return {kind: {"n": sum(c.values()), "by_role": dict(sorted(c.items())),
-                   "unknown_share": round(c["unknown"] / sum(c.values()), 4) if c else None}
-            for kind, c in counts.items()}
-
-
 def _read_json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8-sig"))
@@ -158,40 +123,6 @@ def _read_json(path: Path):
         raise UserError(f"{path} is not a fact sheet: JSON nested too deeply") from None
     except ValueError as error:  # a number too long to read (Python's digit limit)
         raise UserError(f"{path} is not JSON this reads: {error}") from None
-
-
-def _llm_sheets(out: Path, params, topics: dict[str, str], documents: Path, recording: Path,
-                mode: str) -> dict:
-    """The LLM's sheets of the queries and a sample of judgments (replayed from ``recording``
-    where it holds them), or why it did not run."""
-    import random
-
-    from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError, open_recording
-    from countercase.factsheet.run import run_llm
-    from countercase.factsheet.schema import validate_sheet
-    from countercase.ingest.run import read_documents
-
-    rule_sheets = {}
-    for name in ("queries.jsonl", "judgments.jsonl"):
-        for line in (out / name).read_text(encoding="utf-8").splitlines():
-            sheet = validate_sheet(json.loads(line))
-            rule_sheets[sheet.case_id] = sheet
-    judgments = sorted(c for c in rule_sheets if not c.startswith("AILA_Q"))
-    sample = set(random.Random(params.seed).sample(
-        judgments, min(params.factsheets.llm_judgments, len(judgments))))
-    limit = params.factsheets.llm_max_chars
-    texts = {qid: (text[:limit], "query", 0) for qid, text in topics.items()}
-    for doc in read_documents(documents):
-        if doc.doc_id in sample:
-            span = rule_sheets[doc.doc_id].facts_span
-            texts[doc.doc_id] = (doc.text[span.start:span.end][:limit], "judgment", span.start)
-    with open_recording("factsheets", mode, recording) as answers:
-        try:
-            report = run_llm(texts, rule_sheets, out, LlmExtractor(answers))
-        except LlmUnavailableError as error:
-            log.warning("LLM fact sheets skipped: %s", error)
-            return {"status": f"not run: {error}"}
-    return {"status": "run", **report, "recording": answers.counts.as_dict()}
 
 
 @app.command()
@@ -476,7 +407,7 @@ def topology(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Tree shapes and precedent robustness, against citation in-degree and bench size."""
-    from countercase.explain.topology import run_topology
+    from countercase.topology.run import run_topology
 
     for path, what in ((trees, "trees (stage `perturb`)"),
                        (groups, "citation groups (stage `train_reranker`)"),

@@ -184,8 +184,9 @@ STAGES: tuple[Stage, ...] = (
               L.AILA_QRELS_PRECEDENTS,
               (L.CITATIONS, "its dev queries choose; its held-out and dev queries never train"),
               L.TUNING_CHOICE),
-        params=("seed", "reranker", "biencoder.dev_share", "retrieve.use_bm25", "retrieve.use_mmr",
-                "retrieve.rrf_k", "retrieve.mmr_lambda", "retrieve.rerank_depth",
+        params=("seed", "device", "reranker", "biencoder.dev_share", "retrieve.use_bm25",
+                "retrieve.use_dense", "retrieve.use_mmr", "retrieve.rrf_k", "retrieve.mmr_lambda",
+                "retrieve.rerank_depth", "retrieve.bm25_depth", "retrieve.prefilter_threshold",
                 "evaluate.chunk_depth", "evaluate.depth"),
     ),
     Stage(
@@ -248,7 +249,7 @@ STAGES: tuple[Stage, ...] = (
               (L.LTR_RULE, "the learned rankers' settings and declared families of tests"),
               L.SYSTEMS,
               (L.LTR_CHOICE, "the system served")),
-        params=("retrieve", "evaluate", "seed", "citations.query_chars"),
+        params=("retrieve", "evaluate", "seed", "citations.query_chars", "extract.encoder"),
     ),
     Stage(
         "regress", DEFAULT,
@@ -334,7 +335,7 @@ STAGES: tuple[Stage, ...] = (
         f"countercase topology --trees {L.TREES} --groups {L.RERANKER_GROUPS} --metadata "
         f"{L.METADATA} --out {L.metrics('topology')}",
         why=("tree shapes and precedent robustness against citation in-degree, bench size and "
-             "constitutional questions (countercase.explain.topology)"),
+             "constitutional questions (countercase.topology.run)"),
         deps=(L.TREES,
               L.RERANKER_GROUPS,
               L.METADATA),
@@ -500,7 +501,7 @@ STAGES: tuple[Stage, ...] = (
               (L.LTR_RULE, "the learned rankers' settings and declared families of tests"),
               L.SYSTEMS,
               (L.LTR_CHOICE, "the system served")),
-        params=("retrieve", "evaluate", "seed", "citations.query_chars"),
+        params=("retrieve", "evaluate", "seed", "citations.query_chars", "extract.encoder"),
     ),
     Stage(
         "evaluate_ft", OPT_IN,

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -17,8 +20,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from countercase.extract.run import read_sections
+from countercase import layout
+from countercase.factsheet.llm import LlmExtractor, LlmUnavailableError, open_recording
+from countercase.factsheet.roles import NUMBER_ROLES, read_labels
+from countercase.factsheet.roles import agreement as role_labels_agreement
 from countercase.factsheet.rules import extract_rules
-from countercase.factsheet.schema import FactSheet
+from countercase.factsheet.schema import FactSheet, validate_sheet
+from countercase.factsheet.store import read_sheets
 from countercase.ingest.run import read_documents
 
 log = logging.getLogger(__name__)
@@ -135,3 +143,74 @@ def run_llm(texts: dict[str, tuple[str, str, int]], rule_sheets: dict[str, FactS
             "agreement_with_rules": {f: round(sum(a[f] for a in agreements) / len(agreements), 4)
                                      for f in fields},
             "seconds_per_case": round(seconds / n, 2) if n else None}
+
+
+def run_stage(params, documents: Path, extract_dir: Path, topics: dict[str, str], out: Path,
+              recording: Path, mode: str, tag: Callable | None = None) -> dict[str, Any]:
+    """Stage ``factsheets``: the rule sheets of every judgment and query, their entity tags
+    (``tag(out, topics, documents)``: the ner layer's tagger, given by the command line, which
+    sits above both), the number roles against their labelled samples, and the LLM's sheets
+    (``mode``: replay or live) when ``factsheets.llm`` is on."""
+    report = run_factsheets(documents, extract_dir, topics, out,
+                            params.extract.facts_fallback_fraction)
+    if tag is not None:
+        tagged = tag(out, topics, documents)
+        report["entities"] = tagged["entities"]
+        report["timing"].update(tagged["timing"])
+    report["number_roles"] = role_agreement(out / "judgments.jsonl")
+    report["number_roles_read"] = role_counts(out / "judgments.jsonl")
+    if params.factsheets.llm:
+        report["llm"] = llm_sheets(out, params, topics, documents, recording, mode)
+    return report
+
+
+def role_agreement(sheets: Path) -> list[dict]:
+    """The sheets' number roles against each labelled sample of data/gold/number_roles.md."""
+    found = []
+    for sample_path, labels_path, how in layout.NUMBER_ROLE_GOLD:
+        if not (sample_path.exists() and labels_path.exists()):
+            continue
+        sample = [json.loads(line) for line in sample_path.open(encoding="utf-8")]
+        found.append({"sample": sample_path.name, "use": how,
+                      **role_labels_agreement(read_sheets(sheets), sample,
+                                              read_labels(labels_path))})
+    return found
+
+
+def role_counts(sheets: Path) -> dict[str, dict]:
+    """The judgments' numbers by kind and role, and the share whose role was not read (such a
+    number crosses only the boundaries scoped to any role)."""
+    counts = {kind: Counter() for kind in NUMBER_ROLES}
+    for sheet in read_sheets(sheets):
+        for kind in NUMBER_ROLES:
+            counts[kind].update(n.role for n in getattr(sheet.numerical_facts, kind))
+    return {kind: {"n": sum(c.values()), "by_role": dict(sorted(c.items())),
+                   "unknown_share": round(c["unknown"] / sum(c.values()), 4) if c else None}
+            for kind, c in counts.items()}
+
+
+def llm_sheets(out: Path, params, topics: dict[str, str], documents: Path, recording: Path,
+               mode: str) -> dict:
+    """The LLM's sheets of the queries and a sample of judgments (replayed from ``recording``
+    where it holds them), or why it did not run."""
+    rule_sheets = {}
+    for name in ("queries.jsonl", "judgments.jsonl"):
+        for line in (out / name).read_text(encoding="utf-8").splitlines():
+            sheet = validate_sheet(json.loads(line))
+            rule_sheets[sheet.case_id] = sheet
+    judgments = sorted(c for c in rule_sheets if not c.startswith("AILA_Q"))
+    sample = set(random.Random(params.seed).sample(
+        judgments, min(params.factsheets.llm_judgments, len(judgments))))
+    limit = params.factsheets.llm_max_chars
+    texts = {qid: (text[:limit], "query", 0) for qid, text in topics.items()}
+    for doc in read_documents(documents):
+        if doc.doc_id in sample:
+            span = rule_sheets[doc.doc_id].facts_span
+            texts[doc.doc_id] = (doc.text[span.start:span.end][:limit], "judgment", span.start)
+    with open_recording("factsheets", mode, recording) as answers:
+        try:
+            report = run_llm(texts, rule_sheets, out, LlmExtractor(answers))
+        except LlmUnavailableError as error:
+            log.warning("LLM fact sheets skipped: %s", error)
+            return {"status": f"not run: {error}"}
+    return {"status": "run", **report, "recording": answers.counts.as_dict()}

@@ -131,7 +131,10 @@ def fact_features(query: Sheet | None, doc: Sheet | None, idf: Mapping[str, floa
     shared = query.tokens & doc.tokens
     for kind, prefix in _KINDS.items():
         out[f"{kind}_shared"] = float(sum(t.startswith(prefix) for t in shared))
-    out["sections_idf"] = float(sum(idf.get(t, 0.0) for t in shared if t.startswith("fsec")))
+    # summed in a fixed order: a set's order changes with each process's string hashing, and
+    # floating point sums with it (a model retrained on the same pairs would differ)
+    out["sections_idf"] = float(sum(idf.get(t, 0.0) for t in sorted(shared)
+                                    if t.startswith("fsec")))
     out["petitioner_same"] = _same(query.petitioner, doc.petitioner)
     out["respondent_same"] = _same(query.respondent, doc.respondent)
     for kind, prefix in _SIDES.items():

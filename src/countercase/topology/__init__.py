@@ -1,0 +1,2 @@
+"""Stage ``topology``: the perturbation trees' shapes and the precedents' robustness
+(:mod:`countercase.topology.run`)."""
