@@ -31,7 +31,8 @@ def test_every_error_class_of_the_package_shares_the_base():
 def test_a_user_error_is_one_line_with_status_2(run_cli, tmp_path):
     code, _, err = run_cli("search", "the appellant", "--task", "lawsuits")
     assert code == 2 and err.strip() == "error: unknown task 'lawsuits': use precedents or statutes"
-    code, _, err = run_cli("search", "facts", "--chunks", str(tmp_path / "chunks.parquet"))
+    code, _, err = run_cli("search", "facts", "--system", "full", "--chunks",
+                           str(tmp_path / "chunks.parquet"))
     assert code == 2 and err.startswith("error: ") and str(tmp_path) in err  # a missing index
 
 

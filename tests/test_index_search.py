@@ -134,8 +134,9 @@ def test_a_statute_query_finds_its_statute_with_the_title(built):
 
 
 def _paths_args(paths: IndexPaths) -> list[str]:
-    return ["--index-dir", str(paths.index_dir), "--dense-dir", str(paths.dense_dir),
-            "--chunks", str(paths.chunks), "--metadata", str(paths.metadata)]
+    """The built indexes, searched by the pipeline (the served system may be a learned one)."""
+    return ["--system", "full", "--index-dir", str(paths.index_dir), "--dense-dir",
+            str(paths.dense_dir), "--chunks", str(paths.chunks), "--metadata", str(paths.metadata)]
 
 
 def test_search_prints_json_with_attribution(built, run_cli):
@@ -191,7 +192,7 @@ def test_search_errors_are_one_line_with_status_2(built, run_cli, args, message)
 
 def test_search_without_an_index_says_what_is_missing(built, tmp_path, run_cli):
     paths, _, _ = built
-    code, _, err = run_cli("search", "murder", "--index-dir", str(tmp_path),
+    code, _, err = run_cli("search", "murder", "--system", "full", "--index-dir", str(tmp_path),
                         "--chunks", str(paths.chunks))
     assert code == 2 and "BM25 index (stage `index`) not found" in err and "Traceback" not in err
 

@@ -72,6 +72,8 @@ def build_project(out: Path, repository: Path, judgments: list[str] | None = Non
     out.mkdir(parents=True, exist_ok=True)
     for name in ("params.yaml", "dvc.yaml"):
         shutil.copy(repository / name, out / name)
+    # not the learned ranker's serving choice (configs/ltr_choice.yaml): the quick project trains
+    # no ranker, so it serves the pipeline
     for choice in (layout.TUNING_CHOICE, layout.RERANKER_CHOICE, layout.TREES_CHOICE):
         if (repository / choice).is_file():  # the choices the whole corpus's stages made
             (out / choice).parent.mkdir(parents=True, exist_ok=True)
