@@ -22,7 +22,7 @@ log = logging.getLogger("countercase")
 VARIANT_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS,
                                         help="Judgments to cut the chunking variants from.")
 CHOICE_OPTION = typer.Option(layout.TUNING_CHOICE,
-                             help="The tune stage's choice, which the lever conditions run with.")
+                             help="The tune stage's choice, whose values the tuned systems name.")
 FT_CHOICE_OPTION = typer.Option(layout.TUNING_FT_CHOICE,
                                 help="The tune_ft stage's choice (the fine-tuned encoder).")
 OPT_IN_OPTION = typer.Option(False, "--opt-in", help="The conditions of the opt-in pipeline "
