@@ -179,7 +179,7 @@ def test_conditions_that_read_no_vector_embed_nothing(trec_collection, run_cli, 
 
 def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collection, run_cli,
                                                                     monkeypatch, tmp_path):
-    from countercase.evaluate import run as evaluate_run
+    from countercase.retrieve.compose import Composer
 
     root, _ = trec_collection
     resume = tmp_path / "resume"
@@ -191,22 +191,22 @@ def test_an_interrupted_evaluate_reads_back_the_runs_it_had_ranked(trec_collecti
                            "--summary", str(whole / "notes.json"))
     assert code == 0, err
     assert not resume.exists()  # cleared when the stage is done
-    built = evaluate_run.condition_system
+    built = Composer.system
 
-    def interrupted(condition, *rest, **kw):  # the second condition is cut off while ranking
-        system = built(condition, *rest, **kw)
-        if condition.name != "hybrid_rrf":
+    def interrupted(self, name, *rest, **kw):  # the second condition is cut off while ranking
+        system = built(self, name, *rest, **kw)
+        if name != "hybrid_rrf":
             return system
         def rank(topics):
             raise KeyboardInterrupt
         return rank
 
-    monkeypatch.setattr(evaluate_run, "condition_system", interrupted)
+    monkeypatch.setattr(Composer, "system", interrupted)
     cut = tmp_path / "cut"
     code, _, err = run_cli(*args, "--out", str(cut))
     assert code == 130, err
     assert [p.name.split("-")[0] for p in (resume / "topics").glob("*.json")] == ["bm25_docs"]
-    monkeypatch.setattr(evaluate_run, "condition_system", built)
+    monkeypatch.setattr(Composer, "system", built)
     code, _, err = run_cli(*args, "--out", str(cut), "--metrics", str(cut / "scores.json"),
                            "--summary", str(cut / "notes.json"))
     assert code == 0, err
@@ -269,8 +269,8 @@ def test_the_fine_tuned_encoders_systems_wait_for_a_weight_above_0(tmp_path, mon
                       "  docs_fusion: {weight: 1.0}\n", encoding="utf-8")
     choices = Choices({"tuning": choice, "tuning_ft": ft})
     chosen = [BY_NAME["full_docs"], BY_NAME["full_ft"], BY_NAME["tuned_ft"]]
-    for weight, why in ((None, "stage tune_ft has not run"), (0.0, "tuning_ft.weight is 0.0, "
-                                                                  "not above 0")):
+    for weight, why in ((None, f"no choice file {ft} (stage tune_ft has not run)"),
+                        (0.0, "tuning_ft.weight is 0.0, not above 0")):
         if weight is not None:
             ft.write_text(f"weight: {weight}\n", encoding="utf-8")
         caplog.clear()

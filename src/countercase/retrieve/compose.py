@@ -194,8 +194,8 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
                 return f"{name!r}, a chosen component, is no system of the registry"
             inner = _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
                          replacing)
-            if inner:
-                return f"its component {name} cannot run: {inner}"
+            if inner:  # named as it runs (a rebased system's replaced component)
+                return f"its component {replacing.get(name, name)} cannot run: {inner}"
     return None
 
 
