@@ -229,21 +229,37 @@ def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: 
 def latency(
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
     out: Path = typer.Option(layout.metrics("latency")),
+    citations: Path = CITATIONS_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
-    """Per-stage p50/p95 latency of the retrieval pipeline over the AILA queries."""
+    """Per-stage p50/p95 latency of the retrieval pipeline over the AILA queries, and of the
+    served system when it is no pipeline."""
     from countercase.datasets.aila import read_queries
+    from countercase.evaluate.run import composer
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.compose import why_not
     from countercase.retrieve.latency import run_latency
     from countercase.retrieve.load import IndexPaths
+    from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
 
     require(queries, "topics file")
     texts = list(read_queries(queries).values())
-    report = run_latency(texts, load_params(params_path).retrieve,
-                         IndexPaths(index_dir, dense_dir, chunks, metadata))
+    params = load_params(params_path)
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    spec, served = registered(params.retrieve.system), None
+    if not spec.pipeline and "precedents" in spec.tasks:
+        why = why_not([spec], "precedents", params.retrieve, Choices(), CORPUS_SUPPLIES,
+                      paths.fact_index)
+        if why:
+            log.warning("the served system %s is not timed: %s", spec.name, why[spec.name])
+        else:
+            served = (spec.name, composer("precedents", paths, params.retrieve, params.evaluate,
+                                          Choices(), citations=citations).system(spec.name))
+    report = run_latency(texts, params.retrieve, paths, served)
     write_json(out, report)
     log.info("latency of %d queries -> %s", len(texts), out)
 

@@ -264,7 +264,10 @@ def _latency(o: Outputs) -> list[tuple[str, str, str]]:
              f"ms; statutes p50 {ms['statutes']['p50']:.0f} ms"
              + (f"; with the domain reranker on the top 20 p50 {rerank['p50'] / 1000:.2f} s"
                 if rerank else "")
-             + (f", {warm['p50']:.0f} ms on a repeated query (answers cached)" if warm else ""),
+             + (f", {warm['p50']:.0f} ms on a repeated query (answers cached)" if warm else "")
+             + "".join(f"; the served `{name[7:]}` p50 {found['p50']:.0f} ms / p95 "
+                       f"{found['p95']:.0f} ms (features and model, one query at a time)"
+                       for name, found in ms.items() if name.startswith("served_")),
              "`metrics/latency.json`")]
 
 

@@ -4,7 +4,8 @@ each stage's p50 and p95 in milliseconds (``metrics/latency.json``).
 Conditions: both tasks with the configured pipeline (reranker off); precedents with a year
 filter narrow enough to pre-filter and one wide enough to post-filter; precedents with the
 reranker on the top ``rerank_depth``, run twice to show that a warm score cache makes the second
-pass cost no model call. The reranker is the domain reranker (``retrieve.rerank_model``, stage
+pass cost no model call; and the served system when it is no pipeline (a learned ranker), one
+query at a time as ``countercase search`` serves it, its features computed cold. The reranker is the domain reranker (``retrieve.rerank_model``, stage
 ``train_reranker``) when it exists; until then it is its architecture with an untrained head
 (:func:`~countercase.retrieve.rerank.untrained_minilm_cross_encoder`): the same cost, scores
 that mean nothing, so this benchmark reports time only, never quality.
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import time
+from collections.abc import Callable
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -55,8 +58,23 @@ def time_queries(retriever, queries: list[str], label: str,
             "n_prefiltered": prefiltered}
 
 
+def time_system(rank: Callable, queries: list[str], label: str) -> dict[str, Any]:
+    """A system of the registry (``topics -> run``) on one query at a time, each under a new
+    id (nothing of an earlier query is reused)."""
+    rank({"warm-up": queries[0]})  # the indexes and the model opened
+    totals = []
+    for i, query in enumerate(tqdm(queries, desc=f"latency {label}", unit="query")):
+        started = time.perf_counter()
+        rank({f"latency-{i}": query})
+        totals.append((time.perf_counter() - started) * 1000)
+    return {"stages_ms": {"total": summarise(totals)}}
+
+
 def run_latency(queries: list[str], params: RetrieveParams,
-                paths: IndexPaths = IndexPaths()) -> dict[str, Any]:
+                paths: IndexPaths = IndexPaths(),
+                served: tuple[str, Callable] | None = None) -> dict[str, Any]:
+    """Every condition of the module docstring; ``served``: the served system's name and ranking
+    function, when it is no pipeline."""
     import torch
 
     report: dict[str, Any] = {"n_queries": len(queries), "torch_threads": torch.get_num_threads(),
@@ -86,4 +104,7 @@ def run_latency(queries: list[str], params: RetrieveParams,
         conditions[label]["reranker"] = (
             f"the domain reranker ({params.rerank_backend}, stage train_reranker)" if trained
             else "MiniLM-L6 cross-encoder, untrained head (cost only)")
+    if served is not None:
+        name, rank = served
+        conditions[f"served_{name}"] = time_system(rank, queries, f"served {name}")
     return report
