@@ -66,12 +66,19 @@ def test_one_pairs_features_by_hand(source, indexed_corpus, aila_files):
     frame = source.frame("C3", text, Limit(), {"C3": 4, "C5": 2})
     assert list(frame.columns) == list(FEATURES) and len(frame) >= 5
     doc = frame.index[0]
+
+    def by_hand(raw: dict) -> float:  # min-max over the pool (SCALED)
+        pool = [raw.get(d, 0.0) for d in frame.index]
+        return (raw.get(doc, 0.0) - min(pool)) / (max(pool) - min(pool))
+
     with Bm25Searcher(paths.index_dir / "precedents_docs", k1=1.2, b=0.75) as docs:
-        assert frame.at[doc, "bm25_doc"] == pytest.approx(dict(docs.search(text, 50))[doc])
+        assert frame.at[doc, "bm25_doc"] == pytest.approx(by_hand(dict(docs.search(text, 50))))
     vector = embed(source.encoder, [text], show_progress=False)[0]
-    rows = [i for i, c in enumerate(source.dense.ids) if source.doc_of[c] == doc]
-    assert frame.at[doc, "dense_max"] == pytest.approx(float((source.dense.matrix[rows]
-                                                              @ vector).max()), abs=1e-5)
+    cosine = {d: float(max(source.dense.matrix[i] @ vector for i, c in
+                           enumerate(source.dense.ids) if source.doc_of[c] == d))
+              for d in frame.index}
+    assert frame.at[doc, "dense_max"] == pytest.approx(by_hand(cosine), abs=1e-5)
+    assert frame["bm25_doc"].max() == 1.0 and frame["dense_max"].min() == 0.0
     assert frame.at[doc, "prior"] == pytest.approx(math.log1p({"C3": 4, "C5": 2}.get(doc, 0)))
     years = source.years["C3"], source.years[doc]
     assert (frame.at[doc, "year_gap"] == years[0] - years[1] if None not in years
@@ -103,7 +110,7 @@ def test_a_candidate_without_a_sheet_has_nan_fact_features(source, aila_files):
 
 def test_two_trainings_give_one_model_and_a_model_of_other_features_is_refused(
         source, known_items, tmp_path):
-    from countercase.ltr.train import Pairs, cross_validate, fit, learner
+    from countercase.ltr.train import Pairs, contributions, cross_validate, fit, learner
     from countercase.retrieve.features import names
     from countercase.retrieve.ltr import LearnedRanker, LtrModelError
 
@@ -116,6 +123,8 @@ def test_two_trainings_give_one_model_and_a_model_of_other_features_is_refused(
     assert first == cross_validate(pairs, names(), settings, 7)
     models = [fit(pairs, names(), learner(settings, first[1], 7), 10) for _ in range(2)]
     assert models[0].model_to_string() == models[1].model_to_string()
+    shares = contributions(models[0], pairs, names())
+    assert list(shares) == names() and sum(shares.values()) == pytest.approx(1.0, abs=0.01)
     path = tmp_path / "ltr.txt"
     models[0].save_model(str(path))
     assert LearnedRanker.load(path).features == names()
@@ -129,6 +138,23 @@ def test_two_trainings_give_one_model_and_a_model_of_other_features_is_refused(
         LearnedRanker.load(path)
     with pytest.raises(LtrModelError, match="no learned ranker"):
         LearnedRanker.load(tmp_path / "none.txt")
+
+
+def test_scores_are_scaled_over_the_pool_missing_kept_and_equal_ones_zero():
+    import pandas as pd
+
+    from countercase.retrieve.features import FEATURES, SCALED, scaled
+
+    frame = pd.DataFrame({name: [2.0, 4.0, 6.0] for name in FEATURES}, index=["a", "b", "c"])
+    frame.loc["b", "bm25_chunk_max"] = math.nan
+    frame["fact_bm25"] = 3.0
+    out = scaled(frame)
+    assert out["bm25_doc"].tolist() == [0.0, 0.5, 1.0]
+    assert out["bm25_chunk_max"].tolist()[::2] == [0.0, 1.0]
+    assert math.isnan(out.at["b", "bm25_chunk_max"])
+    assert out["fact_bm25"].tolist() == [0.0, 0.0, 0.0]  # equal throughout: no information
+    unscaled = [n for n in FEATURES if n not in SCALED]
+    assert out[unscaled].equals(frame[unscaled])
 
 
 def test_the_unmasked_query_loses_its_own_citations_only():

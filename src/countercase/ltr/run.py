@@ -27,8 +27,8 @@ from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.evaluate.run import composer
 from countercase.experiment import score_run
-from countercase.ltr.train import (Pairs, cross_validate, fit, importance, learner,
-                                   out_of_fold)
+from countercase.ltr.train import (Pairs, contributions, cross_validate, fit, importance,
+                                   learner, out_of_fold)
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource, names, read_settings
 from countercase.retrieve.load import IndexPaths
@@ -77,9 +77,7 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
     texts = {"masked": dict(dataset.queries),
              "unmasked": {q: unmasked.get(q, text) for q, text in dataset.queries.items()}}
     counts = citation_counts(collection.links, dataset.qids, dataset.admits)
-    source = FeatureSource.open(paths, sheets, choices.get({"choice": "tuning.precedents.docs.k1"}),
-                                choices.get({"choice": "tuning.precedents.docs.b"}),
-                                settings["pool_depth"], settings["chunk_hits"])
+    source = FeatureSource.chosen(paths, sheets, choices, rule)
     try:
         pairs = {kind: Pairs.of(pool_frames(source, dataset, texts[kind], counts, kind),
                                 dataset.qrels) for kind in texts}
@@ -106,7 +104,9 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
         report["models"][name] = {"query": kind, "drops": list(drop), "grid": grid,
                                   "chosen": point, "rounds": rounds,
                                   "out_of_fold_MAP": _map(oof, dataset),
-                                  "importance_gain": importance(model, features)}
+                                  "importance_gain": importance(model, features),
+                                  "importance_shap": contributions(model, pairs[kind],
+                                                                   features)}
         log.info("train_ltr: %s out-of-fold MAP %s", name,
                  report["models"][name]["out_of_fold_MAP"])
     ltr = report["models"]["ltr"]

@@ -128,3 +128,13 @@ def importance(model, features: list[str]) -> dict[str, float]:
     gain = model.feature_importance(importance_type="gain")
     total = float(gain.sum()) or 1.0
     return {name: round(float(g) / total, 4) for name, g in zip(features, gain)}
+
+
+def contributions(model, pairs: Pairs, features: list[str]) -> dict[str, float]:
+    """Each feature's share of the mean absolute SHAP value over ``pairs`` (LightGBM's
+    TreeSHAP, ``pred_contrib``; the last column, the expected value, left out)."""
+    shap = model.predict(pairs.frame[features].to_numpy(dtype=float), pred_contrib=True,
+                         num_threads=1)[:, :-1]
+    mean = np.abs(shap).mean(axis=0)
+    total = float(mean.sum()) or 1.0
+    return {name: round(float(m) / total, 4) for name, m in zip(features, mean)}

@@ -19,7 +19,7 @@ from countercase import layout
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import limit_of
 from countercase.retrieve.choices import Choices, ChoiceError
-from countercase.retrieve.features import FeatureSource, read_settings
+from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.ltr import LearnedRanker, ltr_system
 from countercase.retrieve.pooling import passage_system
@@ -143,11 +143,8 @@ class Composer:
     def _feature_source(self) -> FeatureSource:
         """The learned rankers' features, opened once (the index searchers stay open)."""
         if self._features is None:
-            settings = read_settings(self.ltr_rule)
-            self._features = FeatureSource.open(
-                self.paths, self.sheets, self.choices.get({"choice": "tuning.precedents.docs.k1"}),
-                self.choices.get({"choice": "tuning.precedents.docs.b"}),
-                settings["pool_depth"], settings["chunk_hits"])
+            self._features = FeatureSource.chosen(self.paths, self.sheets, self.choices,
+                                                  self.ltr_rule)
         return self._features
 
 

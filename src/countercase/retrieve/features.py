@@ -7,6 +7,11 @@ Every pair (query, candidate) gets the features of :data:`FEATURES`, each define
 there, in three groups: text, citation and fact sheet. A value that cannot be known is NaN
 (LightGBM's missing value), never 0 standing in for a count: a candidate without a fact sheet,
 a query whose facts yield no sheet, a query without a year.
+
+The retrieval scores (:data:`SCALED`) are min-max scaled over the query's pool, as LETOR's
+QueryLevelNorm scales its features: a raw BM25 score grows with the query's length, and a ranker
+whose trees split on raw scores learnt from 1,500-character queries misreads a query twice as
+long (the amendment in the rule file).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from countercase.datasets.limits import Limit
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import FactSheet, validate_sheet
 from countercase.index.query_terms import EmptyQueryError
+from countercase.retrieve.choices import Choices
 from countercase.retrieve.filters import lucene_filter
 from countercase.retrieve.load import IndexPaths, MissingIndexError
 
@@ -62,6 +68,9 @@ FEATURES: dict[str, tuple[str, str]] = {
     "outcome_same": ("facts", "1 when the outcomes agree, 0 when not (NaN: one unknown)"),
 }
 GROUPS = ("text", "citation", "facts")
+# scaled to [0, 1] over the query's pool: (x - min) / (max - min); 0 where the pool's values are
+# equal, NaN kept
+SCALED = ("bm25_chunk_max", "bm25_chunk_sum2", "bm25_doc", "dense_max", "fact_bm25")
 _KINDS = {"sections": "fsec", "acts": "fact", "chapters": "fchap", "evidence": "fev"}
 _SIDES = {"ages": "fage", "amounts": "famt", "durations": "fdur"}
 
@@ -87,6 +96,16 @@ def read_settings(path: Path = layout.LTR_RULE) -> dict:
         raise ConfigError(f"{path}: settings {', '.join(wrong)} missing or not "
                           f"{', '.join(_SETTINGS[k].__name__ for k in wrong)}")
     return found
+
+
+def scaled(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (one query's pool) with each of :data:`SCALED` min-max scaled over its rows."""
+    out = frame.copy()
+    for name in SCALED:
+        column = out[name]
+        low, high = column.min(), column.max()
+        out[name] = (column - low) / (high - low) if high > low else column * 0.0
+    return out
 
 
 def names(drop: Iterable[str] = ()) -> list[str]:
@@ -204,6 +223,15 @@ class FeatureSource:
                                                                          years["year"])},
                    pool_depth, chunk_hits)
 
+    @classmethod
+    def chosen(cls, paths: IndexPaths, sheets: Path, choices: Choices,
+               rule: Path = layout.LTR_RULE) -> "FeatureSource":
+        """:meth:`open` at the rule's depths and the tune stage's whole-judgment ``k1``, ``b``."""
+        settings = read_settings(rule)
+        return cls.open(paths, sheets, choices.get({"choice": "tuning.precedents.docs.k1"}),
+                        choices.get({"choice": "tuning.precedents.docs.b"}),
+                        settings["pool_depth"], settings["chunk_hits"])
+
     def close(self) -> None:
         for searcher in (self.chunk_bm25, self.doc_bm25, self.facts):
             searcher.close()
@@ -277,5 +305,5 @@ class FeatureSource:
                 "fact_bm25": (math.nan if sheet is None or doc_sheet is None
                               else fact_scores.get(doc, 0.0)),
                 **fact_features(sheet, doc_sheet, self.idf)})
-        return pd.DataFrame(rows, index=pd.Index(pool, name="doc_id"), columns=list(FEATURES),
-                            dtype=float)
+        return scaled(pd.DataFrame(rows, index=pd.Index(pool, name="doc_id"),
+                                   columns=list(FEATURES), dtype=float))
