@@ -118,3 +118,25 @@ def test_a_workspace_searches_the_system_it_names():
     assert tree_params(Workspace(ROOT, "bm25").params).use_dense is False
     with pytest.raises(ConfigError, match="no system 'ful'"):
         Workspace(ROOT, "ful").params  # noqa: B018
+
+
+def test_a_bridge_ranks_the_statutes_its_precedent_system_cites(indexed_corpus, aila_files):
+    from countercase.retrieve.compose import Composer, why_not
+    from countercase.retrieve.load import bridge_inputs
+    from countercase.retrieve.statute_bridge import StatuteBridge
+
+    paths, _, _ = indexed_corpus
+    base = Params().retrieve
+    texts = aila_files.casedocs(["C2", "C7"])
+    topics = {f"Q{d}": text[1000:2500] for d, text in texts.items()}
+    # ltr replaced by whole-judgment BM25: the bridge reads whatever its component ranks
+    run = Composer("statutes", paths, base, 20, 50, exclude={"QC2": ["C2"]}).system(
+        "ltr_bridge", {"ltr": "bm25_docs"})(topics)
+    precedents = Composer("precedents", paths, base, 20, 50).system("bm25_docs")(topics)
+    bridge = StatuteBridge(*bridge_inputs(paths), base.bridge_depth, base.bridge_rank_offset)
+    assert run == {"QC2": bridge.rank([d for d, _ in precedents["QC2"]], ["C2"])[:20],
+                   "QC7": bridge.rank([d for d, _ in precedents["QC7"]])[:20]}
+    assert any(run.values()) and all(s.startswith("S") for r in run.values() for s, _ in r)
+    why = why_not([BY_NAME["ltr_bridge"]], "statutes", base, supplied=frozenset())
+    assert why["ltr_bridge"].startswith("needs citations, dates, fact_sheets")
+    assert why_not([BY_NAME["ltr_bridge"]], "precedents", base) == {}  # ranks statutes only

@@ -27,6 +27,7 @@ from countercase.retrieve.prior import citation_counts, with_prior
 from countercase.retrieve.registry import BY_NAME, COMPOSED, SystemSpec
 from countercase.retrieve.runs import Run, System
 from countercase.retrieve.searchers import Searchers
+from countercase.retrieve.statute_bridge import StatuteBridge, bridge_system
 from countercase.retrieve.steps import bm25_docs_system, fact_system, fused, pipeline_system
 
 
@@ -43,7 +44,8 @@ class Composer:
     count); ``links``: the corpus's citation links, read when a prior first ranks;
     ``chunkings``: the indexes of a chunking variant ``(size, overlap)``, built on demand;
     ``unmasked``: qids -> the unmasked text of each citation query among them (the learned
-    rankers that read it); ``sheets``, ``ltr_dir``, ``ltr_rule``: what they read."""
+    rankers that read it); ``sheets``, ``ltr_dir``, ``ltr_rule``: what they read. A bridge
+    system's component ranks the precedents, built by this composer's precedent twin."""
 
     task: str
     paths: IndexPaths
@@ -64,6 +66,7 @@ class Composer:
     _runs: dict = field(default_factory=dict, init=False, repr=False)
     _links: tuple | None = field(default=None, init=False, repr=False)
     _features: FeatureSource | None = field(default=None, init=False, repr=False)
+    _precedents: "Composer | None" = field(default=None, init=False, repr=False)
 
     def system(self, name: str, replacing: Mapping[str, str] | None = None) -> System:
         """The ranking function of system ``name``, its components named in ``replacing``
@@ -112,6 +115,8 @@ class Composer:
             return self._prior(self.system(step["of"], replacing), float(step["weight"]))
         if spec.level == "rebased":
             return self.system(step["of"], {**replacing, **step["replacing"]})
+        if spec.level == "bridge":
+            return self._bridge(step["of"], replacing)
         if spec.level == "ltr":
             ranker = LearnedRanker.load(self.ltr_dir / f"{step['model']}.txt")
             texts = (self.unmasked if step["query"] == "unmasked" and self.unmasked is not None
@@ -127,6 +132,18 @@ class Composer:
             return rank
         return pipeline_system(self._searchers(spec), params, self.depth, self.exclude,
                                spec.name)
+
+    def _bridge(self, of: str, replacing: dict[str, str]) -> System:
+        """The statute bridge (the base's depth and rank offset) over the run system ``of``
+        ranks on the precedents, by a composer of the precedents with this one's settings."""
+        from countercase.retrieve.load import bridge_inputs
+
+        if self._precedents is None:
+            self._precedents = replace(self, task="precedents", searchers=None, encoders={})
+        bridge = StatuteBridge(*bridge_inputs(self.paths), self.base.bridge_depth,
+                               self.base.bridge_rank_offset)
+        return bridge_system(self._precedents.system(of, replacing), bridge, self.exclude,
+                             self.depth)
 
     def _counts(self, topics: Mapping[str, str]) -> dict:
         """qid -> how often each judgment is cited by those a search for it may see."""
@@ -189,8 +206,8 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
         for name in named:
             if name not in BY_NAME:
                 return f"{name!r}, a chosen component, is no system of the registry"
-            inner = _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
-                         replacing)
+            inner = _why(BY_NAME[name], "precedents" if spec.level == "bridge" else task,
+                         base, choices, supplied, fact_index, chunkings, replacing)
             if inner:  # named as it runs (a rebased system's replaced component)
                 return f"its component {replacing.get(name, name)} cannot run: {inner}"
     return None

@@ -28,12 +28,14 @@ TASKS = ("precedents", "statutes")
 # retrieve, with overrides); docs: BM25 over whole judgments; facts: the fact channel alone;
 # passages: chunk BM25 pooled by another rule; fusion: systems' runs fused by weighted RRF;
 # prior: a system's run fused with the citation prior; rebased: another system composed with
-# some of its components replaced; ltr: a learned ranker of stage train_ltr over its pool
-LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased", "ltr")
-COMPOSED = ("fusion", "prior", "rebased")
+# some of its components replaced; ltr: a learned ranker of stage train_ltr over its pool;
+# bridge: the statutes cited by the judgments a precedent system ranks (the statute bridge)
+LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased", "ltr", "bridge")
+COMPOSED = ("fusion", "prior", "rebased", "bridge")
 # the settings of each level's step (any may be a chosen value: countercase.retrieve.choices)
 STEP_KEYS = {"docs": ("k1", "b"), "passages": ("pool", "k1", "b"), "fusion": ("fuse",),
-             "prior": ("of", "weight"), "rebased": ("of", "replacing"), "ltr": ("model", "query")}
+             "prior": ("of", "weight"), "rebased": ("of", "replacing"), "ltr": ("model", "query"),
+             "bridge": ("of",)}
 QUERIES = ("masked", "unmasked")  # what a learned ranker reads of a citation query
 # what a collection may supply beyond documents, topics and qrels
 NEEDS = ("citations", "dates", "fact_sheets")
@@ -107,8 +109,9 @@ class SystemSpec:
         if self.level == "ltr":  # its dense feature
             return True
         if self.level in COMPOSED:
+            inner = "precedents" if self.level == "bridge" else task
             return not isinstance(self.step.get("of", ""), str) or any(
-                BY_NAME[name].reads_vectors(base, chunk_depth, task)
+                BY_NAME[name].reads_vectors(base, chunk_depth, inner)
                 for name in self.components())
         if self.dense_dir is not None:
             return True

@@ -16,10 +16,11 @@ direct ranking only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from countercase.retrieve.fusion import reciprocal_rank_fusion
+from countercase.retrieve.runs import Run, System
 
 @dataclass
 class StatuteBridge:
@@ -53,6 +54,17 @@ def fuse_statute_rankings(direct: Sequence[str], bridged: Sequence[str], weights
     rankings = {"direct": list(direct), "precedents": list(bridged)}
     return reciprocal_rank_fusion({n: r for n, r in rankings.items() if weights.get(n, 0) > 0},
                                   k=k, weights={n: w for n, w in weights.items() if w > 0})
+
+
+def bridge_system(precedents: System, bridge: StatuteBridge,
+                  exclude: Mapping[str, Iterable[str]], depth: int) -> System:
+    """Statutes by the bridge alone over the run of ``precedents`` (a system of the precedent
+    task), ``depth`` per topic; ``exclude``: per query, judgments the bridge must not read."""
+    def rank(topics: Mapping[str, str]) -> Run:
+        run = precedents(topics)
+        return {qid: bridge.rank([doc for doc, _ in run.get(qid, [])],
+                                 exclude.get(qid, ()))[:depth] for qid in topics}
+    return rank
 
 
 class StatuteSearch:
