@@ -66,7 +66,8 @@ class DiffModel(_Model):
     stable: list[str]
     displacement: dict[str, int]
     mean_displacement: float
-    rbo: float
+    rbo: float  # extrapolated (countercase.perturb.diff)
+    rbo_truncated: Optional[float] = None  # None: a tree written before it was recorded
     kendall_tau: Optional[float] = None
 
 
