@@ -16,7 +16,8 @@ from countercase.perturb.operative import label
 from countercase.perturb.placebo import placebos
 from countercase.perturb.query import text_query
 from countercase.perturb.rules import Perturbation, apply
-from countercase.perturb.validity import cited_displacement, gold_agreement
+from countercase.perturb.validity import (cited_displacement, gold_against_chance,
+                                          gold_agreement)
 
 TEXT = ("On 9 February 1961 the appellant, a tenant, aged about 17 years, was arrested. He was "
         "17 years old then. The dying declaration was recorded by the Magistrate. The dying "
@@ -102,6 +103,25 @@ def test_gold_agreement_is_one_when_only_the_dispositive_type_moves():
     found = gold_agreement(rows, {"A": "party", "B": "section", "C": "evidence"}, seed=1)
     assert found["spearman"] > 0.7 and found["dispositive_type_most_sensitive"] == 1.0
     assert found["ci95"][0] <= found["spearman"] <= found["ci95"][1]
+
+
+def test_the_gold_test_against_chance_by_hand():
+    # A: 3 types, party strictly first (the label); B: 2 types tied (no first; chance 0);
+    # C: 2 types, section first but evidence labelled; D: one type only (left out)
+    moved = {("A", "party"): 3.0, ("A", "section"): 1.0, ("A", "evidence"): 0.5,
+             ("B", "party"): 2.0, ("B", "section"): 2.0,
+             ("C", "section"): 4.0, ("C", "evidence"): 1.0, ("D", "party"): 9.0}
+    rows = pd.DataFrame([{"case_id": c, "label": "operative", "fact_type": t,
+                          "top_k_displacement": v} for (c, t), v in moved.items()]
+                        + [{"case_id": "A", "label": "placebo", "fact_type": "role_synonym",
+                            "top_k_displacement": 99.0}])
+    gold = {"A": "party", "B": "party", "C": "evidence", "D": "party"}
+    found = gold_against_chance(rows, gold, seed=3, permutations=20_000)
+    assert found["n_cases"] == 3 and found["share_first"] == pytest.approx(1 / 3, abs=1e-4)
+    assert found["chance_share"] == pytest.approx((1 / 3 + 0 + 1 / 2) / 3, abs=1e-4)
+    # P(share >= 1/3) = 1 - P(A misses and C misses) = 1 - (2/3)(1/2) = 2/3
+    assert found["permutation_p"] == pytest.approx(2 / 3, abs=0.02)
+    assert gold_against_chance(rows, {"D": "party"}, seed=3)["n_cases"] == 0
 
 
 def test_a_sheet_with_no_facts_gives_a_root_alone_and_says_why():

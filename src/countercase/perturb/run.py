@@ -33,7 +33,8 @@ from countercase.perturb.tree import PerturbationTree, Search
 from countercase.perturb.validate import LlmValidator
 from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
                                           case_rows, choose_weight, fact_type_share,
-                                          gold_agreement, leave_one_out, summarise)
+                                          gold_against_chance, gold_agreement, leave_one_out,
+                                          summarise)
 from countercase.retrieve.registry import tree_params
 
 log = logging.getLogger(__name__)
@@ -227,5 +228,6 @@ def validity_summary(rows: list[dict[str, Any]], params: Params, sets: CaseSets,
         "fact_type_share": fact_type_share(valid[(valid["granularity"] == p.granularity)
                                                  & (valid["construction"] == PRIMARY_CONSTRUCTION)]),
         "gold_spearman": agreement["spearman"], "gold": agreement,
+        "gold_against_chance": gold_against_chance(gold_rows, sets.gold_types, params.seed),
         "fact_weight": weight, "by_condition": conditions,
     }

@@ -245,3 +245,34 @@ def gold_agreement(rows: pd.DataFrame, gold: dict[str, str], seed: int,
             "n_cases": len(gold), "n_cases_with_trees": len(cases),
             "n_cases_with_an_edge_of_the_dispositive_type": len(covered),
             "dispositive_type_most_sensitive": round(len(top) / len(covered), 4) if covered else None}
+
+
+def gold_against_chance(rows: pd.DataFrame, gold: dict[str, str], seed: int,
+                        measure: str = "top_k_displacement",
+                        permutations: int = 10_000) -> dict[str, Any]:
+    """The gold test against chance: within each gold case whose tree has edges of its
+    dispositive type and of another type, whether that type is strictly the most sensitive (the
+    mean ``measure`` of its edges; a tie is not first); the share of such cases, the share
+    expected when the label falls on any of the case's types at random, and the permutation p
+    of that null (the label shuffled among the case's types, ``permutations`` times; one-sided:
+    a share at least as high)."""
+    edges = rows[(rows["label"] != "placebo") & rows["case_id"].isin(gold)]
+    sens = edges.dropna(subset=[measure]).groupby(["case_id", "fact_type"])[measure].mean()
+    cases = []  # (the case's types, the index of the strictly first one or -1, the label's)
+    for case_id in sorted(set(sens.index.get_level_values(0))):
+        by_type = sens.loc[case_id]
+        types = list(by_type.index)
+        if gold[case_id] not in types or len(types) < 2:
+            continue
+        first = [i for i, v in enumerate(by_type) if v == by_type.max()]
+        cases.append((types, first[0] if len(first) == 1 else -1, types.index(gold[case_id])))
+    if not cases:
+        return {"share_first": None, "chance_share": None, "permutation_p": None, "n_cases": 0}
+    observed = float(np.mean([top == label for _, top, label in cases]))
+    chance = float(np.mean([(top >= 0) / len(types) for types, top, _ in cases]))
+    rng = np.random.default_rng(seed)
+    hits = sum(rng.integers(0, len(types), size=permutations) == top
+               for types, top, _ in cases) / len(cases)
+    return {"share_first": round(observed, 4), "chance_share": round(chance, 4),
+            "permutation_p": round(float((1 + np.sum(hits >= observed)) / (1 + permutations)), 4),
+            "n_cases": len(cases), "measure": measure, "permutations": permutations}
