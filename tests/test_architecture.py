@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 BASE = {"errors", "layout", "config", "legal", "runtime", "training", "datasets"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "citations", "index", "scaleout",
           "retrieve", "experiment", "reranker", "biencoder", "evaluate", "ltr", "perturb",
-          "explain", "topology"]
+          "explain", "topology", "confirm"]
 TOP = {"cli", "report", "case", "explore", "quickstart", "dag"}
 
 

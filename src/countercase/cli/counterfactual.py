@@ -646,3 +646,35 @@ def audit_results_command(
         write_json(out, found)
     print(json.dumps({e: {k: found[e][k] for k in ("n", "meaningful_share", "unclear_share")}
                       for e in ENGINES if e in found}))
+
+
+@app.command("validity-cases")
+def validity_cases(
+    out: Path = typer.Option(layout.VALIDITY_V2_CASES, help="The case list to write."),
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    groups: Path = GROUPS_OPTION,
+    gold: Path = typer.Option(layout.GOLD, help="The labelled files."),
+    chunks: Path = CHUNKS_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The confirmatory validity cases in their seeded order (docs/preregistration/
+    validity_v2.md, section 8), written one id a line; prints how many were left out, and why,
+    and the list's SHA-256 for the preregistration."""
+    import pandas as pd
+
+    from countercase.confirm.cases import audit_fresh, confirmatory_cases
+    from countercase.runtime.digests import sha256_files
+
+    require(citations, "citation collection (stage `citations`)")
+    require(groups, "citation groups (stage `train_reranker`)")
+    require(chunks, "chunk table (stage `extract`)")
+    params = load_params(params_path)
+    p = params.perturb
+    corpus = set(pd.read_parquet(chunks, columns=["doc_id"])["doc_id"])
+    # v1 used its tuning and validity cases, the legal audit some of the next ones
+    used = p.tuning_cases + p.corpus_cases + audit_fresh(gold / layout.LEGAL_AUDIT.name)
+    order, left_out = confirmatory_cases(citations, groups, gold, corpus, params.seed, used)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(f"{qid}\n" for qid in order), encoding="utf-8")
+    typer.echo(json.dumps({"cases": len(order), "left_out": left_out,
+                           "sha256": sha256_files(out), "file": str(out)}, indent=1))
