@@ -64,6 +64,7 @@ from countercase.index.query_terms import (
     LUCENE_MAX_CLAUSES,
     EmptyQueryError,
     QueryReducer,
+    bm25_idf,
 )
 
 log = logging.getLogger(__name__)
@@ -496,6 +497,12 @@ class Bm25Searcher:
     def analyze(self, text: str) -> list[str]:
         """``text`` through the index's analyzer (the tokens the index would hold)."""
         return list(self._analyze_utils.analyze(self._analyzer, text).toArray())
+
+    def idf(self, terms: Iterable[str]) -> dict[str, float]:
+        """Each term's BM25 idf in the searched field (a term the index lacks: df 0, the
+        largest)."""
+        n_docs = self._reducer.n_docs
+        return {t: bm25_idf(df, n_docs) for t, df in self._reducer.doc_freqs(terms).items()}
 
     def _doc_freq(self, term: str) -> int:
         return int(self._reader.docFreq(self._Term(CONTENTS_FIELD, term)))

@@ -34,7 +34,7 @@ _DATE = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)?\s+(?P<m1>" + "|".join(MONTHS) 
                    r"|(?P<m2>" + "|".join(MONTHS) + r")\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})")
 SYNONYMS = {"deceased": "victim", "appellant": "petitioner", "appellants": "petitioners",
             "complainant": "informant", "accused": "accused person"}
-_ROLE = re.compile(r"\b(" + "|".join(SYNONYMS) + r")\b", re.I)
+ROLE_WORDS = re.compile(r"\b(" + "|".join(SYNONYMS) + r")\b", re.I)
 KINDS = ("date_month", "number_within", "role_synonym", "renumbering")
 
 
@@ -119,7 +119,7 @@ def _number_node(data: dict, text: str, span, mentions, words, description: str)
 
 
 def role_placebo(sheet: FactSheet, text: str, every: bool) -> Placebo | None:
-    found = list(_ROLE.finditer(text))
+    found = list(ROLE_WORDS.finditer(text))
     if not found:
         return None
     word = found[0].group().lower()
@@ -137,7 +137,7 @@ _ACT_WORDS = {"IPC": r"I\.\s?P\.\s?C\.?|IPC|Indian Penal Code|Penal Code",
               "CrPC": r"Cr\.?\s?P\.?\s?C\.?|Code of Criminal Procedure"}
 
 
-def _renamed(text: str, start: int, end: int, old: str, new: str) -> list[tuple[int, int, str]]:
+def renamed(text: str, start: int, end: int, old: str, new: str) -> list[tuple[int, int, str]]:
     """Edits renaming the section ``old`` whose number is in ``text[start:end]`` as ``new``: the
     number, and the old code's name where it follows ("302 IPC" -> "103 BNS")."""
     old_act, _, old_number = old.rpartition("-")
@@ -170,7 +170,7 @@ def renumbering_placebo(sheet: FactSheet, text: str, granularity: str,
         if granularity == "span":
             starts += [m.start() for m in re.finditer(re.escape(span.text), text)
                        if m.start() != span.start]
-        edits = [e for a in sorted(starts) for e in _renamed(text, a, a + len(span.text),
+        edits = [e for a in sorted(starts) for e in renamed(text, a, a + len(span.text),
                                                             section.section_id, new)]
         if not edits:
             continue
