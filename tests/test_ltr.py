@@ -89,6 +89,16 @@ def test_one_pairs_features_by_hand(source, indexed_corpus, aila_files):
     assert frame.at[doc, "evidence_shared"] == sum(t.startswith("fev") for t in shared)
 
 
+def test_a_judgment_outside_the_pool_is_scored_by_the_pools_bounds(source, aila_files):
+    text = aila_files.casedocs(["C5"])["C5"][500:2000]
+    pool = source.frame("C5", text)
+    outside = [d for d in source.doc_ids if d not in set(pool.index)]
+    assert outside, "the pool holds every judgment of the small corpus"
+    more = source.frame("C5", text, extra=(outside[0], pool.index[0]))
+    assert list(more.index) == [*pool.index, outside[0]]
+    assert more.iloc[:len(pool)].equals(pool)  # the pool's rows and bounds unchanged
+
+
 def test_a_candidate_without_a_sheet_has_nan_fact_features(source, aila_files):
     from countercase.retrieve.features import FEATURES
 

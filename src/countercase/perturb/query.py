@@ -117,7 +117,7 @@ def _same_mentions(kind: str, old, text: str) -> list[tuple[int, int, str]]:
     return [(a, b, text[a:b]) for a, b in found]
 
 
-def _party_edits(side: str, old: str, new: str, text: str) -> list[tuple[int, int, str]]:
+def party_edits(side: str, old: str, new: str, text: str) -> list[tuple[int, int, str]]:
     """The role words of the swapped party: its type word replaced, its side word qualified."""
     edits = []
     for start, end, where, kind in role_mentions(text):
@@ -130,7 +130,7 @@ def _party_edits(side: str, old: str, new: str, text: str) -> list[tuple[int, in
     return edits
 
 
-def _evidence_edits(kind: str, text: str, every: bool) -> list[tuple[int, int, str]]:
+def evidence_edits(kind: str, text: str, every: bool) -> list[tuple[int, int, str]]:
     """A removed kind of evidence: its first mention's words (``field``) or every sentence that
     mentions it (``span``)."""
     mentions = [(a, b) for a, b, k in evidence_mentions(text) if k == kind]
@@ -180,14 +180,14 @@ def text_query(sheet: FactSheet, original: FactSheet, text: str,
     for item in original.evidence_items:
         if item.evidence_type in kept or item.span is None:
             continue
-        found = _evidence_edits(item.evidence_type, text, every)
+        found = evidence_edits(item.evidence_type, text, every)
         edits += found or [(item.span.start, item.span.end, "")]
     added = []
     for side in ("petitioner", "respondent"):
         now, before = getattr(sheet.parties, side).type, getattr(original.parties, side).type
         if now == before:
             continue
-        found = _party_edits(side, before, now, text) if every else []
+        found = party_edits(side, before, now, text) if every else []
         edits += found
         if not found:
             added.append(f"The {side} is {party_words(now)}.")

@@ -98,12 +98,15 @@ def read_settings(path: Path = layout.LTR_RULE) -> dict:
     return found
 
 
-def scaled(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` (one query's pool) with each of :data:`SCALED` min-max scaled over its rows."""
+def scaled(frame: pd.DataFrame, pool: int | None = None) -> pd.DataFrame:
+    """``frame`` (one query's pool) with each of :data:`SCALED` min-max scaled over its rows,
+    or over its first ``pool`` rows (rows after them, judgments outside the pool, are scaled by
+    the pool's bounds and may fall outside [0, 1])."""
     out = frame.copy()
     for name in SCALED:
         column = out[name]
-        low, high = column.min(), column.max()
+        bounds = column.iloc[:pool] if pool is not None else column
+        low, high = bounds.min(), bounds.max()
         out[name] = (column - low) / (high - low) if high > low else column * 0.0
     return out
 
@@ -245,20 +248,22 @@ class FeatureSource:
 
     def frame(self, qid: str, text: str, limit: Limit | None = None,
               cited: Mapping[str, int] | None = None,
-              sheet: Sheet | None = None) -> pd.DataFrame:
+              sheet: Sheet | None = None, extra: tuple[str, ...] = ()) -> pd.DataFrame:
         """The candidate pool of query ``qid`` (rows, in pool order) by :data:`FEATURES`;
         ``limit``: what a search for it may return; ``cited``: judgment -> how often the
         judgments it may see cite it (the prior); ``sheet``: its facts (default: the rule
-        sheet of ``text``)."""
-        key = (qid, text, limit, sheet)
+        sheet of ``text``); ``extra``: judgments outside the pool given rows after it, scaled
+        by the pool's bounds (the confirmatory experiment scores cited precedents wherever they
+        rank)."""
+        key = (qid, text, limit, sheet, extra)
         if key not in self._frames:
-            self._frames[key] = self._frame(qid, text, limit, sheet)
+            self._frames[key] = self._frame(qid, text, limit, sheet, extra)
         frame = self._frames[key].copy()
         frame["prior"] = [math.log1p((cited or {}).get(doc, 0)) for doc in frame.index]
         return frame
 
-    def _frame(self, qid: str, text: str, limit: Limit | None, sheet: Sheet | None
-               ) -> pd.DataFrame:
+    def _frame(self, qid: str, text: str, limit: Limit | None, sheet: Sheet | None,
+               extra: tuple[str, ...] = ()) -> pd.DataFrame:
         limit = limit or Limit()
         filters = lucene_filter(limit if (limit.exclude or limit.year_to) else None)
         try:
@@ -286,6 +291,9 @@ class FeatureSource:
         docs = dict(doc_hits)
         row_of = {d: i for i, d in enumerate(self.doc_ids)}
         year = self.years.get(qid)
+        size = len(pool)
+        inside = set(pool)
+        pool += [d for d in dict.fromkeys(extra) if d in row_of and d not in inside]
         rows = []
         for doc in pool:
             scores = chunk_scores.get(doc, [])
@@ -306,4 +314,4 @@ class FeatureSource:
                               else fact_scores.get(doc, 0.0)),
                 **fact_features(sheet, doc_sheet, self.idf)})
         return scaled(pd.DataFrame(rows, index=pd.Index(pool, name="doc_id"),
-                                   columns=list(FEATURES), dtype=float))
+                                   columns=list(FEATURES), dtype=float), size)
