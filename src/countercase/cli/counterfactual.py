@@ -678,3 +678,94 @@ def validity_cases(
     out.write_text("".join(f"{qid}\n" for qid in order), encoding="utf-8")
     typer.echo(json.dumps({"cases": len(order), "left_out": left_out,
                            "sha256": sha256_files(out), "file": str(out)}, indent=1))
+
+
+@app.command("validity-feasibility")
+def validity_feasibility(
+    tolerance: list[float] = typer.Option([0.1, 0.25, 0.5], help="Tolerances to count at."),
+    edges: Path = EDGES_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
+    index_dir: Path = INDEX_DIR_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """How many operative edits of v1's validity cases (development cases) find a matched
+    placebo at each tolerance, by fact type: texts and document frequencies only, never a
+    ranking (docs/preregistration/validity_v2.md, section 10)."""
+    from collections import Counter
+
+    import pandas as pd
+
+    from countercase.confirm.matching import Mass
+    from countercase.confirm.pairs import case_pairs, successors
+    from countercase.confirm.run import Corpus, Inputs
+    from countercase.index.bm25 import Bm25Searcher
+    from countercase.retrieve.load import IndexPaths
+
+    params = load_params(params_path)
+    sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
+    paths = IndexPaths(index_dir, layout.DENSE, layout.CHUNKS, metadata)
+    corpus = Corpus(Inputs(paths, documents=documents, sheets=sheets))
+    table = pd.read_parquet(edges)
+    successor = successors(table)
+    found = {}
+    with Bm25Searcher(index_dir / "precedents_chunks") as searcher:
+        mass = Mass(searcher.analyze, searcher.idf)
+        for level in tolerance:
+            counts: Counter = Counter()
+            cases_with_pairs = 0
+            for case in sets.validity:
+                pairs, left = case_pairs(case, table, params.perturb.per_type,
+                                         corpus.reasons(case.cited), mass, successor, level)
+                cases_with_pairs += bool(pairs)
+                counts.update(f"{p.fact_type}/matched" for p in pairs)
+                counts.update(f"{r['fact_type']}/{r['reason']}" for r in left)
+            found[str(level)] = {"cases": len(sets.validity),
+                                 "cases_with_a_pair": cases_with_pairs,
+                                 "edits": dict(sorted(counts.items()))}
+    typer.echo(json.dumps(found, indent=1))
+
+
+@app.command("validity-v2")
+def validity_v2(
+    out: Path = typer.Option(layout.PROCESSED / "validity_v2", help="Rows and summary."),
+    edges: Path = EDGES_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
+    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    prereg: Path = typer.Option(layout.VALIDITY_V2, help="The preregistration."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The confirmatory validity experiment (docs/preregistration/validity_v2.md), refused
+    unless the preregistration is final, committed before this commit and unchanged; its
+    summary goes to OUT/summary.json (metrics/counterfactual.json validity_v2)."""
+    from countercase.confirm.prereg import PreregistrationError
+    from countercase.confirm.run import Inputs, run_validity_v2
+    from countercase.retrieve.load import IndexPaths
+
+    params = load_params(params_path)
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    for path, what in ((citations, "citation collection (stage `citations`)"),
+                       (groups, "citation groups (stage `train_reranker`)"),
+                       (sheets, "fact sheets (stage `factsheets`)"),
+                       (edges, "section adjacency map (stage `adjacency`)")):
+        require(path, what)
+    try:
+        summary = run_validity_v2(params, Inputs(paths, citations, documents, sheets, edges,
+                                                 groups, gold, prereg=prereg), out)
+    except PreregistrationError as error:
+        raise UserError(str(error)) from None
+    write_json(out / "summary.json", summary)
+    if timing:
+        write_json(timing, {"seconds": summary["seconds"]})
+    log.info("validity v2: %s", json.dumps(summary["by_ranker"].get("bm25", {}))[:300])

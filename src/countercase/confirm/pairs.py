@@ -6,7 +6,6 @@ it in IDF mass, if within the tolerance. Texts and document frequencies only, ne
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -89,17 +88,22 @@ def candidates(p: Perturbation, case: QueryCase, mass: Mass, target: float,
 
 def case_pairs(case: QueryCase, edges: pd.DataFrame, per_type: int,
                reasons: Mapping[str, Reasons], mass: Mass, successor: Mapping[str, str],
-               tolerance: float) -> tuple[list[Pair], Counter]:
-    """``case``'s matched pairs, and how many of its root edits ended where (``matched``, ``not
-    operative for a cited precedent``, ``no matched placebo``)."""
-    pairs, counts = [], Counter()
+               tolerance: float) -> tuple[list[Pair], list[dict[str, str]]]:
+    """``case``'s matched pairs, and each root edit left out: its fact type and why (``an
+    evidence item added``, ``not operative for a cited precedent``, ``no matched placebo``)."""
+    pairs, left_out = [], []
+
+    def leave(p: Perturbation, why: str) -> None:
+        left_out.append({"case_id": case.case_id, "fact_type": p.fact_type,
+                         "description": p.description, "reason": why})
+
     for p in root_edges(case, edges, per_type):
         if p.fact_type == "evidence" and p.new is not None:
-            counts["an evidence item added (no removal)"] += 1
+            leave(p, "an evidence item added (no removal)")
             continue
         precedents = tuple(d for d in case.cited if d in reasons and operative(p, reasons[d]))
         if not precedents:
-            counts["not operative for a cited precedent"] += 1
+            leave(p, "not operative for a cited precedent")
             continue
         sheet = apply(case.sheet, p)
         text = text_query(sheet, case.sheet, case.text, GRANULARITY)
@@ -107,12 +111,11 @@ def case_pairs(case: QueryCase, edges: pd.DataFrame, per_type: int,
         options = candidates(p, case, mass, target, successor)
         found = closest(mass, case.text, target, [c for c, _ in options], tolerance)
         if target <= 0 or found is None:
-            counts["no matched placebo"] += 1
+            leave(p, "no matched placebo")
             continue
         placebo, placebo_mass = found
         placebo_sheet = next(s for c, s in options if c is placebo)
-        counts["matched"] += 1
         pairs.append(Pair(case.case_id, p.fact_type, precedents,
                           Node(p.description, text, sheet, target),
                           Node(placebo.description, placebo.text, placebo_sheet, placebo_mass)))
-    return pairs, counts
+    return pairs, left_out

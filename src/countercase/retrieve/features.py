@@ -239,6 +239,16 @@ class FeatureSource:
         for searcher in (self.chunk_bm25, self.doc_bm25, self.facts):
             searcher.close()
 
+    def cosines(self, text: str) -> np.ndarray:
+        """The highest cosine of ``text``'s embedding with each judgment's chunks, in
+        :attr:`doc_ids`' order."""
+        from countercase.index.encoders import embed
+
+        vector = embed(self.encoder, [text], show_progress=False, precision=self.precision)[0]
+        best = np.full(len(self.doc_ids), -np.inf, dtype=np.float32)
+        np.maximum.at(best, self._doc_row, self.dense.matrix @ vector)
+        return best
+
     def query_sheet(self, qid: str, text: str) -> Sheet | None:
         try:
             sheet = extract_rules(text, qid, "query")
@@ -274,11 +284,7 @@ class FeatureSource:
         chunk_scores: dict[str, list[float]] = {}
         for chunk, score in chunk_hits:
             chunk_scores.setdefault(self.doc_of[chunk], []).append(score)
-        from countercase.index.encoders import embed
-
-        vector = embed(self.encoder, [text], show_progress=False, precision=self.precision)[0]
-        best = np.full(len(self.doc_ids), -np.inf, dtype=np.float32)
-        np.maximum.at(best, self._doc_row, self.dense.matrix @ vector)
+        best = self.cosines(text)
         allowed = [i for i, d in enumerate(self.doc_ids)
                    if limit.admits(d, self.years.get(d))]
         dense_order = sorted(allowed, key=lambda i: (-best[i], i))[:self.pool_depth]
