@@ -743,6 +743,8 @@ def validity_v2(
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
     prereg: Path = typer.Option(layout.VALIDITY_V2, help="The preregistration."),
+    pilot: int = typer.Option(0, min=0, help="Run on this many of v1's development cases "
+                              "instead, without the guard (a test of the code and its time)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -762,7 +764,8 @@ def validity_v2(
         require(path, what)
     try:
         summary = run_validity_v2(params, Inputs(paths, citations, documents, sheets, edges,
-                                                 groups, gold, prereg=prereg), out)
+                                                 groups, gold, prereg=prereg), out,
+                                  pilot=pilot)
     except PreregistrationError as error:
         raise UserError(str(error)) from None
     write_json(out / "summary.json", summary)

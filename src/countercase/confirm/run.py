@@ -140,7 +140,7 @@ def _rbo(root: dict[str, float], nodes: list[dict]) -> dict[str, float]:
             for kind in ("ext", "truncated") for node, n in zip(("operative", "placebo"), nodes)}
 
 
-def confirmatory_rows(cases, collection, corpus: Corpus, rankers: Rankers, mass: Mass,
+def confirmatory_rows(cases, limits, corpus: Corpus, rankers: Rankers, mass: Mass,
                       edges: pd.DataFrame, settings: dict, counts) -> tuple[list, list, list]:
     """Per matched pair and ranker, the operative and placebo displacement; each edit left out
     and each case without a pair."""
@@ -154,7 +154,7 @@ def confirmatory_rows(cases, collection, corpus: Corpus, rankers: Rankers, mass:
         if not pairs:
             excluded.append({"case_id": case.case_id, "reason": "no matched pair"})
             continue
-        limit = collection.limits[case.case_id]
+        limit = limits[case.case_id]
         docs = sorted({d for p in pairs for d in p.precedents}, key=natural_key)
         root = _measures(rankers, case.case_id, case.text, limit, counts.get(case.case_id, {}),
                          docs)
@@ -230,17 +230,35 @@ def label_agreement(corpus: Corpus, inputs: Inputs, params: Params,
     return found
 
 
-def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path(".")
-                    ) -> dict[str, Any]:
-    """The experiment; its rows under ``out`` and the summary it returns."""
+def pilot_cases(inputs: Inputs, params: Params, count: int) -> dict[str, tuple[str, ...]]:
+    """The first ``count`` of v1's validity cases (development cases) and what each cites."""
+    from countercase.perturb.cases import split
+
+    cited = cited_precedents(inputs.groups)
+    p = params.perturb
+    _, validity, _ = split(sorted(cited), params.seed, p.tuning_cases, p.corpus_cases)
+    return {c: cited[c] for c in validity[:count]}
+
+
+def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path("."),
+                    pilot: int = 0) -> dict[str, Any]:
+    """The experiment; its rows under ``out`` and the summary it returns. ``pilot``: run on
+    that many of v1's development cases instead, without the guard (the code's test and its
+    time, never the confirmatory cases)."""
     started = time.perf_counter()
-    prereg = verify(inputs.prereg, root, recorded_hash(root))
+    prereg = None if pilot else verify(inputs.prereg, root, recorded_hash(root))
     settings = read_settings(root / inputs.prereg)
     collection = read_citations(inputs.citations)
-    ids = (root / prereg.cases).read_text(encoding="utf-8").split()
     corpus = Corpus(inputs)
-    cited = {q: tuple(sorted((d for d, g in collection.qrels.get(q, {}).items()
-                              if g > 0 and d in corpus.texts), key=natural_key)) for q in ids}
+    if pilot:
+        cited = pilot_cases(inputs, params, pilot)
+        ids = list(cited)
+    else:
+        ids = (root / prereg.cases).read_text(encoding="utf-8").split()
+        cited = {q: tuple(sorted((d for d, g in collection.qrels.get(q, {}).items()
+                                  if g > 0 and d in corpus.texts), key=natural_key))
+                 for q in ids}
+    cited = {q: tuple(d for d in docs if d in corpus.texts) for q, docs in cited.items()}
     cases, skipped = corpus_cases(ids, corpus.texts, corpus.sheets, corpus.years, cited,
                                   params.perturb.case_chars)
     edges = pd.read_parquet(inputs.edges)
@@ -261,8 +279,13 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
                                    table.drop_duplicates("doc_id")["chunk_id"])),
                           settings["depth"], settings["chunk_hits"])
         mass = Mass(features.chunk_bm25.analyze, features.chunk_bm25.idf)
-        counts = citation_counts(collection.links, ids, collection.admits)
-        rows, left_out, excluded = confirmatory_rows(cases, collection, corpus, rankers, mass,
+        # a case's limit: the collection's rule for its query (a development case of the
+        # pilot that is no query: itself and what was decided after it)
+        limits = {c.case_id: collection.limits.get(c.case_id) or Limit(c.year, c.exclude)
+                  for c in cases}
+        counts = citation_counts(collection.links, list(limits), lambda q, d: limits[q].admits(
+            d, collection.years.get(d)))
+        rows, left_out, excluded = confirmatory_rows(cases, limits, corpus, rankers, mass,
                                                      edges, settings, counts)
         gold = read_gold(inputs.gold)
         edges_gold, without = gold_rows(corpus, collection, gold, rankers, edges, settings,
@@ -290,8 +313,11 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
                                     settings["permutations"])
     pairs = table[table["ranker"] == PRIMARY] if len(table) else table
     return {
-        "preregistration_sha256": prereg.sha256, "preregistration_commit": prereg.commit,
-        "cases_sha256": prereg.cases_sha256, "primary": PRIMARY, "settings": settings,
+        **({"pilot": f"{pilot} development cases (v1's validity cases): exploratory"}
+           if pilot else {"preregistration_sha256": prereg.sha256,
+                          "preregistration_commit": prereg.commit,
+                          "cases_sha256": prereg.cases_sha256}),
+        "primary": PRIMARY, "settings": settings,
         "label_agreement": label_agreement(corpus, inputs, params, edges),
         "by_ranker": by_ranker,
         "gold": {**gold_test, "gold_cases": len(gold), "gold_cases_citing_none": without},
