@@ -683,6 +683,8 @@ def validity_cases(
 @app.command("validity-feasibility")
 def validity_feasibility(
     tolerance: list[float] = typer.Option([0.1, 0.25, 0.5], help="Tolerances to count at."),
+    per_type: Optional[int] = typer.Option(None, min=1, help="Root edits per fact type "
+                                           "(default: params.yaml perturb.per_type)."),
     edges: Path = EDGES_OPTION,
     documents: Path = CASE_DOCUMENTS_OPTION,
     sheets: Path = CASE_SHEETS_OPTION,
@@ -718,7 +720,7 @@ def validity_feasibility(
             counts: Counter = Counter()
             cases_with_pairs = 0
             for case in sets.validity:
-                pairs, left = case_pairs(case, table, params.perturb.per_type,
+                pairs, left = case_pairs(case, table, per_type or params.perturb.per_type,
                                          corpus.reasons(case.cited), mass, successor, level)
                 cases_with_pairs += bool(pairs)
                 counts.update(f"{p.fact_type}/matched" for p in pairs)

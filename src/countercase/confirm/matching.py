@@ -34,8 +34,13 @@ from countercase.perturb.query import apply_edits
 
 OPERATIONS = ("section", "party", "evidence", "numerical")
 # a section's mention restated, its number kept: "Section 302 IPC" -> "s. 302 of the Penal Code"
+# the keyword alone restated, the number and what follows it kept: "Section 302" -> "Sec. 302"
+KEYWORD_FORMS = {"Section": ("Sec. {number}", "S. {number}", "u/s. {number}",
+                             "section No. {number}"),
+                 "Article": ("Art. {number}", "Art {number}", "article No. {number}")}
 SURFACE_FORMS = ("s. {number} of the {name}", "Sec. {number} {code}",
-                 "Section {number} of the {name}")
+                 "Section {number} of the {name}", "Section {number} of the {name}, {year}",
+                 "s. {number}, {name}, {year}", "section {number} of the {code}, {year}")
 
 
 @dataclass(frozen=True)
@@ -79,24 +84,53 @@ def closest(mass: Mass, text: str, target: float, candidates: Iterable[Candidate
     return best
 
 
+_KEYWORD = re.compile(r"(?:sections?|secs?\.?|s\.|u/s\.?|articles?|arts?\.?)\s*", re.I)
+
+
+def _keyword(text: str, mention) -> int:
+    """Where ``mention``'s own words start: its section keyword ("under Section 302": at
+    "Section"), else its number."""
+    words = text[mention.start:mention.end]
+    number = mention.section_id.rpartition("-")[2]
+    found = [m.start() for m in _KEYWORD.finditer(words) if m.end() <= words.find(number)]
+    at = found[-1] if found else max(0, words.find(number))
+    return mention.start + at
+
+
+def _extent(text: str, mention, successor: str | None = None) -> list[tuple[int, int, str]]:
+    """The edits renaming ``mention`` (its number, and the code named after it)."""
+    return renamed(text, mention.start, mention.end, mention.section_id,
+                   successor or mention.section_id)
+
+
 def section_candidates(text: str, old: str, successor: str | None) -> list[Candidate]:
-    """Each mention of section ``old`` renumbered to ``successor`` (its 2023 counterpart), and
-    restated in each surface form of :data:`SURFACE_FORMS`."""
+    """Each mention of section ``old`` renumbered to ``successor`` (its 2023 counterpart),
+    restated whole (its number and the code named after it) in each form of
+    :data:`SURFACE_FORMS`, and its keyword alone restated (:data:`KEYWORD_FORMS`), the number
+    kept."""
     mentions = [m for m in find_sections(text) if m.section_id == old]
     if not mentions:
         return []
     found = []
     if successor is not None:
-        edits = [e for m in mentions for e in renamed(text, m.start, m.end, old, successor)]
+        edits = [e for m in mentions for e in _extent(text, m, successor)]
         if edits:
             found.append(Candidate(f"{old} renumbered {successor}", apply_edits(text, edits)))
-    code, _, number = old.rpartition("-")
+    code, _, number = old.partition("-")  # "IPC-302", "Constitution-Article-21"
+    number = number.removeprefix("Article-")
     act = ACTS_BY_CODE.get(code)
     if act is not None and act.unit == "Section":
+        spans = [(_keyword(text, m), max(e for _, e, _ in _extent(text, m) or [(0, m.end, "")]))
+                 for m in mentions]
         for form in SURFACE_FORMS:
-            words = form.format(number=number, name=act.title, code=code)
+            words = form.format(number=number, name=act.title, code=code, year=act.year)
             found.append(Candidate(f"{old} restated as {words!r}",
-                                   apply_edits(text, [(m.start, m.end, words) for m in mentions])))
+                                   apply_edits(text, [(a, b, words) for a, b in spans])))
+    for form in KEYWORD_FORMS["Article" if act is not None and act.unit == "Article"
+                              else "Section"]:
+        words = form.format(number=number)
+        found.append(Candidate(f"{old}'s keyword restated as {words!r}", apply_edits(
+            text, [(_keyword(text, m), m.end, words) for m in mentions])))
     return found
 
 
@@ -122,8 +156,7 @@ def _protected(text: str) -> list[tuple[int, int]]:
     """Where the legal facts are mentioned: evidence, sections, roles and numbers."""
     spans = [(a, b) for a, b, _ in evidence_mentions(text)]
     # a section's mention with the code named after it ("302 IPC": renamed's edits cover both)
-    spans += [(a, b) for m in find_sections(text)
-              for a, b, _ in renamed(text, m.start, m.end, m.section_id, m.section_id)
+    spans += [(a, b) for m in find_sections(text) for a, b, _ in _extent(text, m)
               or [(m.start, m.end, "")]]
     spans += [(a, b) for a, b, _, _ in role_mentions(text)]
     ages = find_ages(text)
