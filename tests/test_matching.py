@@ -41,12 +41,15 @@ def test_section_candidates_keep_the_number_or_renumber(indexed_corpus):
     found = section_candidates(TEXT, "IPC-302", "BNS-103")
     texts = [c.text for c in found]
     assert texts[0].count("103 BNS") == 2 and "302" not in texts[0]  # both mentions renumbered
-    assert all(t.count("302") == 2 for t in texts[1:]) and len(texts) == 7
+    assert all(t.count("302") == 2 for t in texts[1:]) and len(texts) == 1 + 6 + 4
     # each mention restated whole ("under" kept, the code named after the number replaced too)
-    for candidate in found[1:]:
+    for candidate in found[1:7]:
         words = candidate.description.split(" restated as ")[1].strip("'")
         assert candidate.text.count(f"under {words} ") == 2, candidate.text
         assert "Section 302 IPC" not in candidate.text
+    for candidate in found[7:]:  # the keyword alone: the code after the number stays
+        words = candidate.description.split(" restated as ")[1].strip("'")
+        assert candidate.text.count(f"under {words} IPC") == 2, candidate.text
     assert section_candidates(TEXT, "IPC-304", "BNS-105") == []  # never mentioned
 
 
