@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from countercase.confirm.cases import audit_fresh, draw, named_cases
+from countercase.confirm.cases import draw, named_cases
 from countercase.confirm.prereg import PreregistrationError, verify
 
 PREREG = "docs/prereg.md"
@@ -82,9 +82,3 @@ def test_the_draw_leaves_out_the_used_and_those_citing_nothing_here(tmp_path):
     with pytest.raises(Exception, match="bad.jsonl:1: not JSON"):
         named_cases(tmp_path)
 
-
-def test_the_audits_fresh_cases_are_counted(tmp_path):
-    assert audit_fresh(tmp_path) == 0
-    (tmp_path / "pool_before.json").write_text(json.dumps({"cases": "validity"}))
-    (tmp_path / "pool_after5.json").write_text(json.dumps({"cases": "fresh 250"}))
-    assert audit_fresh(tmp_path) == 250

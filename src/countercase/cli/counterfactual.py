@@ -662,7 +662,7 @@ def validity_cases(
     and the list's SHA-256 for the preregistration."""
     import pandas as pd
 
-    from countercase.confirm.cases import audit_fresh, confirmatory_cases
+    from countercase.confirm.cases import confirmatory_cases
     from countercase.runtime.digests import sha256_files
 
     require(citations, "citation collection (stage `citations`)")
@@ -671,9 +671,10 @@ def validity_cases(
     params = load_params(params_path)
     p = params.perturb
     corpus = set(pd.read_parquet(chunks, columns=["doc_id"])["doc_id"])
-    # v1 used its tuning and validity cases, the legal audit some of the next ones
-    used = p.tuning_cases + p.corpus_cases + audit_fresh(gold / layout.LEGAL_AUDIT.name)
-    order, left_out = confirmatory_cases(citations, groups, gold, corpus, params.seed, used)
+    # v1 searched its tuning and validity cases; the legal audit's labellers read the cases of
+    # its samples, which its files name
+    order, left_out = confirmatory_cases(citations, groups, gold, corpus, params.seed,
+                                         p.tuning_cases + p.corpus_cases)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(f"{qid}\n" for qid in order), encoding="utf-8")
     typer.echo(json.dumps({"cases": len(order), "left_out": left_out,

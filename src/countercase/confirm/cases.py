@@ -30,17 +30,6 @@ def named_cases(folder: Path) -> set[str]:
     return found
 
 
-def audit_fresh(folder: Path) -> int:
-    """How many cases after v1's validity cases the legal audit drew from (the largest
-    ``"cases": "fresh N"`` of its ``pool_*.json`` files; 0: none)."""
-    found = 0
-    for path in sorted(Path(folder).glob("pool_*.json")):
-        cases = str(json.loads(path.read_text(encoding="utf-8")).get("cases", ""))
-        if cases.startswith("fresh "):
-            found = max(found, int(cases.split()[1]))
-    return found
-
-
 def draw(heldout: Mapping[str, Mapping[str, int]], used: Iterable[str], corpus: set[str],
          seed: int) -> tuple[list[str], dict[str, int]]:
     """The held-out judgments (``heldout``: qid -> its qrels) not in ``used`` that cite a
@@ -64,9 +53,9 @@ def confirmatory_cases(citations: Path, groups: Path, gold: Path, corpus: set[st
                        used_splits: int) -> tuple[list[str], dict[str, int]]:
     """:func:`draw` over the held-out half of the citation collection at ``citations``: the
     first ``used_splits`` judgments of v1's seeded split of the citing judgments
-    (:func:`countercase.perturb.cases.split` over ``groups``: its tuning and validity cases and
-    the fresh ones the legal audit drew from) and every case of a labelled file under ``gold``
-    left out."""
+    (:func:`countercase.perturb.cases.split` over ``groups``: its tuning and validity cases) and
+    every case of a labelled file under ``gold`` (the legal audit's samples among them) left
+    out."""
     from countercase.datasets.citations import read_citations
     from countercase.perturb.cases import cited_precedents, split
 
