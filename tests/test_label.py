@@ -54,3 +54,36 @@ def test_a_number_counts_on_the_same_side_of_a_crossed_boundary_of_its_domain():
     assert operative(_edit("numerical", "numerical_facts.ages.0", 17.0, 18.0), reasons)
     # 19 -> 17 crosses 18 too, but 16 is on the other side of it from 19
     assert not operative(_edit("numerical", "numerical_facts.ages.0", 19.0, 17.0), reasons)
+
+
+def test_a_renumbering_is_never_operative():
+    reasons = Reasons.of(JUDGMENT, ["IPC-302"])
+    assert not operative(_edit("section", "sections_cited.0", "IPC-302", "BNS-103"), reasons)
+
+
+def test_the_hand_labels_are_read_back_and_set_against_the_label(tmp_path):
+    import json
+
+    from countercase.confirm.hand_labels import label_agreement, perturbation_of
+
+    assert perturbation_of("Age changed from 17 to 18 (now of age)").new == 18.0
+    assert perturbation_of("Duration doubled from 4 to 8 months").old == (4.0, "months")
+    assert perturbation_of("The respondent changed from Licensee to Tenant (x)").path == \
+        "parties.respondent"
+    assert perturbation_of("Something else entirely") is None
+    rows = [("C1", "Section IPC-302 changed to IPC-304 (chapter)", "A", True),
+            ("C1", "Section IPC-302 changed to IPC-304 (chapter)", "B", True),
+            ("C1", "Section IPC-302 changed to BNS-103 (correspondence)", "A", False),
+            ("C1", "Section IPC-302 changed to BNS-103 (correspondence)", "B", True),
+            ("C1", "Confession added", "A", True), ("C1", "Confession added", "B", True),
+            ("C1", "A wording of no rule", "A", True)]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps({"case_id": c, "description": d, "annotator": a,
+                                        "operative": o}) + "\n" for c, d, a, o in rows))
+    reasons = Reasons.of(JUDGMENT, ["IPC-302"])
+    found = label_agreement(path, {"C1": ("P1",)}, lambda docs: {d: reasons for d in docs})
+    # ours: 302 -> 304 operative; the renumbering and the item added not
+    assert found["A"] == {"n": 3, "agreement": 0.6667, "kappa": found["A"]["kappa"],
+                          "operative_share_label": 0.3333, "operative_share_annotator": 0.6667}
+    assert found["B"]["agreement"] == 0.3333 and found["consensus"]["n"] == 2
+    assert found["items_labelled"] == 4 and found["items_unread"] == 1

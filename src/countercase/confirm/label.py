@@ -2,7 +2,8 @@
 case is operative for a cited precedent when the precedent's own Ratio or Held segments
 (:func:`countercase.extract.segment.segment`) state the fact it changes.
 
-- section: the same canonical section id is cited there;
+- section: the same canonical section id is cited there (a renumbering into the 2023 codes
+  never: the same law);
 - evidence (removed): the same evidence type is mentioned there;
 - party: the old party type is named there; ``Individual`` and ``Unknown``, the defaults, never;
 - numerical: a number of the same kind is stated there on the same side as the case's old value
@@ -26,6 +27,7 @@ from countercase.factsheet.thresholds import crosses, in_days, load_thresholds
 from countercase.perturb.rules import Perturbation
 
 REASONS = ("Ratio", "Held")  # the segments that state what the court decided and why
+NEW_CODES = frozenset({"BNS", "BNSS", "BSA"})  # the 2023 codes: a swap to one renumbers
 DEFAULT_TYPES = frozenset({"Individual", "Unknown"})
 
 
@@ -63,8 +65,8 @@ def _days(kind: str, value) -> float:
 
 def operative(p: Perturbation, reasons: Reasons) -> bool:
     """Whether ``p`` changes a fact ``reasons`` (one cited precedent's) state."""
-    if p.fact_type == "section":
-        return p.old in reasons.sections
+    if p.fact_type == "section":  # a renumbering into the 2023 codes changes no law
+        return p.new.split("-")[0] not in NEW_CODES and p.old in reasons.sections
     if p.fact_type == "evidence":
         return p.new is None and p.old in reasons.evidence
     if p.fact_type == "party":

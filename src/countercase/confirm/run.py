@@ -27,8 +27,9 @@ from tqdm import tqdm
 
 from countercase import layout
 from countercase.config import ConfigError, Params
-from countercase.confirm.analysis import agreement, balance, by_fact_type, excess, holm
-from countercase.confirm.label import Reasons, operative
+from countercase.confirm.analysis import balance, by_fact_type, excess, holm
+from countercase.confirm.hand_labels import label_agreement
+from countercase.confirm.label import Reasons
 from countercase.confirm.matching import Mass
 from countercase.confirm.pairs import GRANULARITY, case_pairs, successors
 from countercase.confirm.prereg import front_matter, verify
@@ -207,29 +208,6 @@ def gold_rows(corpus: Corpus, collection, gold: dict[str, str], rankers: Rankers
     return rows, without
 
 
-def label_agreement(corpus: Corpus, inputs: Inputs, params: Params,
-                    edges: pd.DataFrame) -> dict[str, Any]:
-    """The legal label (operative for any cited precedent) against the hand labels."""
-    labelled = [json.loads(line) for line in
-                inputs.hand_labels.read_text(encoding="utf-8").splitlines() if line.strip()]
-    cited = cited_precedents(inputs.groups)
-    ids = sorted({r["case_id"] for r in labelled}, key=natural_key)
-    cases, _ = corpus_cases(ids, corpus.texts, corpus.sheets, corpus.years, cited,
-                            params.perturb.case_chars)
-    ours = {}
-    for case in cases:
-        reasons = corpus.reasons(case.cited)
-        for p in root_edges(case, edges, per_type=1000):
-            ours[(case.case_id, p.description)] = any(operative(p, reasons[d]) for d in reasons)
-    labels: dict[str, dict] = {}
-    for row in labelled:
-        labels.setdefault(row["annotator"], {})[(row["case_id"], row["description"])] = bool(
-            row["operative"])
-    found = agreement(ours, labels)
-    found["items_labelled"] = len({(r["case_id"], r["description"]) for r in labelled})
-    return found
-
-
 def pilot_cases(inputs: Inputs, params: Params, count: int) -> dict[str, tuple[str, ...]]:
     """The first ``count`` of v1's validity cases (development cases) and what each cites."""
     from countercase.perturb.cases import split
@@ -288,8 +266,10 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
         rows, left_out, excluded = confirmatory_rows(cases, limits, corpus, rankers, mass,
                                                      edges, settings, counts)
         gold = read_gold(inputs.gold)
-        edges_gold, without = gold_rows(corpus, collection, gold, rankers, edges, settings,
-                                        params.perturb.case_chars)
+        # a pilot leaves the gold test alone: it reads no confirmatory case, but its result
+        # would be seen before the final version
+        edges_gold, without = (([], 0) if pilot else gold_rows(
+            corpus, collection, gold, rankers, edges, settings, params.perturb.case_chars))
     finally:
         features.close()
     table = pd.DataFrame(rows)
@@ -318,7 +298,8 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
                           "preregistration_commit": prereg.commit,
                           "cases_sha256": prereg.cases_sha256}),
         "primary": PRIMARY, "settings": settings,
-        "label_agreement": label_agreement(corpus, inputs, params, edges),
+        "label_agreement": label_agreement(inputs.hand_labels, cited_precedents(inputs.groups),
+                                           corpus.reasons),
         "by_ranker": by_ranker,
         "gold": {**gold_test, "gold_cases": len(gold), "gold_cases_citing_none": without},
         "balance": balance(pairs, left) if len(pairs) else {},
