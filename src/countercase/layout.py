@@ -83,6 +83,7 @@ LTR_RULE = Path("configs/ltr_rule.yaml")  # the learned ranker's rule, written b
 PREREGISTRATION = Path("docs/preregistration")  # written and committed before a confirmatory run
 VALIDITY_V2 = PREREGISTRATION / "validity_v2.md"
 VALIDITY_V2_CASES = PREREGISTRATION / "validity_v2_cases.txt"
+VALIDITY_V2_OUT = Path("data/processed/validity_v2")  # the confirmatory experiment's rows
 LTR_CHOICE = Path("configs/ltr_choice.yaml")  # its models' choices and serving (train_ltr)
 EVALUATE = PROCESSED / "evaluate"
 EVALUATE_FT = PROCESSED / "evaluate_ft"  # the opt-in pipeline's conditions (evaluate_ft)
@@ -163,6 +164,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "evaluate_ft": {"outs": (EVALUATE_FT, metrics("evaluation_ft")),
                     "metrics": (metrics("retrieval_ft"), timing("evaluate_ft"))},
     "regress_ft": {"outs": (), "metrics": (metrics("regress_ft"),)},
+    "validity_v2": {"outs": (VALIDITY_V2_OUT,), "metrics": (timing("validity_v2"),)},
     "perturb": {"outs": (TREES, TREES_CHOICE),
                 "metrics": (metrics("counterfactual"), timing("perturb"))},
     "llm_check": {"outs": (LLM_CHECK,), "metrics": (metrics("llm_check"), timing("llm_check"))},

@@ -252,6 +252,9 @@ def perturb(
     gold: Path = GOLD_OPTION,
     choice: Path = typer.Option(layout.TREES_CHOICE,
                                 help="Where the trees' fact weight and its rule go."),
+    confirmatory: Optional[Path] = typer.Option(
+        None, help="The confirmatory experiment's summary (stage validity_v2), reported under "
+        "validity_v2."),
     system: Optional[str] = typer.Option(
         None, help="The system every node searches, by its name in configs/systems.yaml "
         "(default: params.yaml perturb.system)."),
@@ -298,6 +301,9 @@ def perturb(
     audit = _legal_audit(layout.LEGAL_AUDIT)
     if audit is not None:
         report["summary"]["legal_audit"] = audit
+    if confirmatory is not None:
+        require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
+        report["summary"]["validity_v2"] = _read_json(confirmatory)
     if metrics:
         write_json(metrics, report["summary"])
     if timing:
