@@ -754,6 +754,7 @@ def validity_v2(
     prereg: Path = typer.Option(layout.VALIDITY_V2, help="The preregistration."),
     pilot: int = typer.Option(0, min=0, help="Run on this many of v1's development cases "
                               "instead, without the guard (a test of the code and its time)."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the summary here too (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -778,6 +779,8 @@ def validity_v2(
     except PreregistrationError as error:
         raise UserError(str(error)) from None
     write_json(out / "summary.json", summary)
+    if metrics:
+        write_json(metrics, summary)
     if timing:
         write_json(timing, {"seconds": summary["seconds"]})
     log.info("validity v2: %s", json.dumps(summary["by_ranker"].get("bm25", {}))[:300])
