@@ -10,9 +10,9 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION,
-                                  UserError, app, require, write_json)
+from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPTION,
+                                  INDEX_DIR_OPTION, LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION,
+                                  TIMING_OPTION, UserError, app, require, write_json)
 from countercase.config import load_params, write_choice
 
 log = logging.getLogger("countercase")
@@ -657,7 +657,7 @@ def audit_results_command(
 @app.command("validity-cases")
 def validity_cases(
     out: Path = typer.Option(layout.VALIDITY_V2_CASES, help="The case list to write."),
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    citations: Path = CITATIONS_OPTION,
     groups: Path = GROUPS_OPTION,
     gold: Path = typer.Option(layout.GOLD, help="The labelled files."),
     chunks: Path = CHUNKS_OPTION,
@@ -740,13 +740,13 @@ def validity_feasibility(
 
 @app.command("validity-v2")
 def validity_v2(
-    out: Path = typer.Option(layout.PROCESSED / "validity_v2", help="Rows and summary."),
+    out: Path = typer.Option(layout.VALIDITY_V2_OUT, help="Rows and summary."),
     edges: Path = EDGES_OPTION,
     documents: Path = CASE_DOCUMENTS_OPTION,
     sheets: Path = CASE_SHEETS_OPTION,
     groups: Path = GROUPS_OPTION,
     gold: Path = GOLD_OPTION,
-    citations: Path = typer.Option(layout.CITATIONS, help="The citation collection."),
+    citations: Path = CITATIONS_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
