@@ -16,10 +16,11 @@ from countercase.reranker.choice import MARGIN, decide
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINES = ("dvc.yaml", "experiments/dvc.yaml")
 # the stages that write a choice read none that follows from their own (load_params' adopt=)
-WRITERS_ADOPT = {"tune": (), "train_reranker": ("tuning",), "perturb": ("tuning", "reranker"),
-                 "train_ltr": ("tuning", "reranker")}
-# the params sections (or keys) whose values a choice sets
-READS = {"tuning": "retrieve", "reranker": "retrieve", "trees": "perturb", "ltr": "retrieve"}
+WRITERS_ADOPT = {"tune": (), "train_reranker": ("tuning",),
+                 "perturb": ("tuning", "reranker", "ltr"), "train_ltr": ("tuning", "reranker")}
+# the params sections whose values a choice sets
+READS = {"tuning": ("retrieve",), "reranker": ("retrieve",), "trees": ("perturb",),
+         "ltr": ("retrieve", "perturb")}
 
 
 def _stages() -> dict:
@@ -55,12 +56,12 @@ def test_every_choice_file_is_written_by_its_stage_and_declared_by_each_reader()
         deps = set(stage.get("deps", []))
         adopts = WRITERS_ADOPT.get(stage_name, tuple(CHOICES))
         for name in adopts:
-            section = READS[name]
-            keys = {k for k in declared if k.startswith(f"{section}.")}
+            keys = {k for k in declared if k.split(".")[0] in READS[name] and "." in k}
             # any retrieve key: the stage runs the pipeline, which the tuned values shape (the
-            # ltr choice names the system served, which no pipeline reads)
-            reads = (section in declared or bool(keys & set(ADOPTED[name]))
-                     or (section == "retrieve" and name != "ltr" and bool(keys)))
+            # ltr choice names the systems served and searched, which no pipeline reads)
+            reads = (any(section in declared for section in READS[name])
+                     or bool(keys & set(ADOPTED[name]))
+                     or ("retrieve" in READS[name] and name != "ltr" and bool(keys)))
             if reads and str(CHOICES[name][0]) not in deps:
                 lacking.setdefault(stage_name, []).append(str(CHOICES[name][0]))
     assert not lacking, f"stages that read a choice without declaring its file: {lacking}"
@@ -89,6 +90,7 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
     (tmp_path / layout.TUNING_CHOICE).write_text(yaml.safe_dump(choice))
     (tmp_path / layout.RERANKER_CHOICE).write_text("use_rerank: false\nfirst_stage_weight: 0.5\n")
     (tmp_path / layout.TREES_CHOICE).write_text("fact_weight: 2.0\n")
+    (tmp_path / layout.LTR_CHOICE).write_text("serve: true\n")
     params = load_params(path)
     r = params.retrieve
     assert r.fusion_weights["precedents"] == {"bm25": 1.0, "dense": 0.25}
@@ -98,6 +100,10 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
     assert r.bridge_weights == {"direct": 0.25, "precedents": 1.0}
     assert (r.use_rerank, r.rerank_first_stage_weight) == (False, 0.5)
     assert params.perturb.fact_weight == 2.0
+    # the ltr rule's two consequences: ltr served, the trees searching its unmasked twin
+    assert (params.retrieve.system, params.perturb.learned) == ("ltr", "ltr_unmasked")
+    (tmp_path / layout.LTR_CHOICE).write_text("serve: false\n")
+    assert load_params(path).perturb.learned is None
     assert load_params(path, adopt=()) == Params(seed=1)  # a writer reads no choice
     assert load_params(path, adopt=("trees",)).retrieve == Params().retrieve
 

@@ -207,3 +207,45 @@ def test_a_bad_rule_file_is_named(tmp_path):
         read_settings(path)
     assert read_settings(ROOT / "configs/ltr_rule.yaml")["pool_depth"] == 100
     json.dumps(read_settings(ROOT / "configs/ltr_rule.yaml"))  # plain values
+
+
+def test_the_trees_learned_retriever_ranks_the_pool_under_the_nodes_limit(
+        source, known_items, indexed_corpus, aila_files, tmp_path):
+    from countercase.config import Params, RetrieveParams
+    from countercase.ltr.train import Pairs, fit, learner
+    from countercase.retrieve.features import names
+    from countercase.retrieve.filters import FilterError, SearchFilter
+    from countercase.retrieve.learned import LearnedRetriever, searching
+    from countercase.retrieve.load import open_retriever
+    from countercase.retrieve.ltr import LearnedRanker, rank_pool
+
+    paths, _, _ = indexed_corpus
+    pairs = Pairs.of({q: source.frame(q, t) for q, t in known_items.queries.items()},
+                     known_items.qrels)
+    settings = {"fixed": {"learning_rate": 0.1}}
+    fit(pairs, names(), learner(settings, {"num_leaves": 3, "min_data_in_leaf": 2}, 7),
+        10).save_model(str(tmp_path / "ltr.txt"))
+    ranker = LearnedRanker.load(tmp_path / "ltr.txt")
+    pipeline = open_retriever("precedents", RetrieveParams(use_dense=False, use_mmr=False),
+                              paths)
+    case = "C3"
+    year = source.years[case]
+    # C3 and a judgment decided after it cite C5: neither citation is one a search for C3 sees
+    later = next(d for d in source.doc_ids if (source.years[d] or 0) > year)
+    earlier = next(d for d in source.doc_ids if d != case and (source.years[d] or 9999) <= year)
+    links = [(case, "C5"), (later, "C5"), (earlier, "C4")]
+    learned = LearnedRetriever(pipeline, source, ranker, links, "ltr_unmasked")
+    limit = SearchFilter(year_to=year, exclude_doc_ids=frozenset({case}))
+    assert learned.counts(Limit(year, frozenset({case}))) == {"C4": 1}
+    text = aila_files.casedocs([case])[case][2000:3500]
+    hits = learned.search(text, limit, k=3).documents
+    frame = source.frame(case, text, Limit(year, frozenset({case})), {"C4": 1})
+    assert [h.doc_id for h in hits] == [d for d, _ in rank_pool(frame, ranker.scores(frame))[:3]]
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1)) and hits
+    assert all(h.doc_id != case and source.years[h.doc_id] <= year for h in hits)
+    assert all(source.doc_of[h.chunk_id] == h.doc_id for h in hits)  # its own passage
+    with pytest.raises(FilterError, match="ltr_unmasked.*act_sections"):
+        learned.search(text, SearchFilter(act_sections=frozenset({"IPC-302"})))
+    params = searching(Params(), "ltr_unmasked")
+    assert (params.perturb.learned, params.perturb.system) == ("ltr_unmasked", "no_rerank")
+    assert searching(params, "bm25").perturb.learned is None

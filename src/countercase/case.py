@@ -57,9 +57,9 @@ class Workspace:
     @cached_property
     def params(self):
         from countercase.config import load_params
-        from countercase.retrieve.registry import trees_searching
+        from countercase.retrieve.learned import searching
 
-        return trees_searching(load_params(self.path(Path("params.yaml"))), self.system)
+        return searching(load_params(self.path(Path("params.yaml"))), self.system)
 
     @cached_property
     def index_paths(self):
@@ -70,11 +70,13 @@ class Workspace:
 
     @cached_property
     def retriever(self):
-        """The precedent pipeline as the trees run it (the trees' system)."""
+        """What the trees search: the learned system, or the pipeline as the trees run it."""
+        from countercase.retrieve.learned import tree_retriever
         from countercase.retrieve.load import open_retriever
         from countercase.retrieve.registry import tree_params
 
-        return open_retriever("precedents", tree_params(self.params), self.index_paths)
+        return tree_retriever(self.params, self.index_paths, open_retriever(
+            "precedents", tree_params(self.params), self.index_paths), Path(self.root))
 
     @cached_property
     def edges(self) -> pd.DataFrame:

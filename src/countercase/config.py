@@ -180,7 +180,10 @@ class PerturbParams(_Section):
     fact_weights: list[float] = [0.0, 0.25, 0.5, 1.0, 2.0]  # the trees' fact weight: chosen on
     #                                                          the tuning cases
     fact_weight: float = Field(0.0, ge=0)  # that choice (configs/trees_choice.yaml)
-    system: str = "no_rerank"  # the trees' system, by its name in configs/systems.yaml
+    system: str = "no_rerank"  # the trees' pipeline, by its name in configs/systems.yaml
+    # the learned system the trees search instead (ltr_unmasked when the train_ltr stage's rule
+    # serves ltr, configs/ltr_choice.yaml); the validity experiment stays on the pipeline
+    learned: str | None = None
     workers: int = Field(2, ge=1, le=2)  # processes (2: the validity cases in a second one)
 
 
@@ -394,7 +397,10 @@ def _trees(choice: dict, source: Path) -> dict[str, dict]:
 
 
 def _ltr(choice: dict, source: Path) -> dict[str, dict]:
-    return {"retrieve": {"system": "ltr"}} if _pick(choice, source, "serve") else {}
+    # the rule's two consequences (configs/ltr_rule.yaml serving): ltr served, and the trees
+    # searching its unmasked twin, as corpus cases and the trees' nodes are unmasked
+    return ({"retrieve": {"system": "ltr"}, "perturb": {"learned": "ltr_unmasked"}}
+            if _pick(choice, source, "serve") else {})
 
 
 # name -> (the choice file, relative to params.yaml's folder; the stage that writes it; the
@@ -410,7 +416,7 @@ ADOPTED = {"tuning": ("retrieve.fusion_weights", "retrieve.mmr_tasks", "retrieve
                       "retrieve.query_reduction", "retrieve.bridge_depth",
                       "retrieve.bridge_rank_offset", "retrieve.bridge_weights"),
            "reranker": ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"),
-           "trees": ("perturb.fact_weight",), "ltr": ("retrieve.system",)}
+           "trees": ("perturb.fact_weight",), "ltr": ("retrieve.system", "perturb.learned")}
 
 
 def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:

@@ -257,7 +257,7 @@ def perturb(
         "validity_v2."),
     system: Optional[str] = typer.Option(
         None, help="The system every node searches, by its name in configs/systems.yaml "
-        "(default: params.yaml perturb.system)."),
+        "(default: the learned system when ltr is served, else params.yaml perturb.system)."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
@@ -270,11 +270,12 @@ def perturb(
                                          run_perturb, validity_rows, validity_rows_apart,
                                          validity_summary)
     from countercase.retrieve.load import IndexPaths, open_retriever
-    from countercase.retrieve.registry import tree_params, trees_searching
+    from countercase.retrieve.learned import searching, tree_retriever
+    from countercase.retrieve.registry import tree_params
     from countercase.runtime.processes import Apart
 
     # it writes the trees' choice, so adopts only the others
-    params = trees_searching(load_params(params_path, adopt=("tuning", "reranker")), system)
+    params = searching(load_params(params_path, adopt=("tuning", "reranker", "ltr")), system)
     sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
     topics = read_queries(queries)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
@@ -292,7 +293,7 @@ def perturb(
                                     edge_table, chosen, sets.precedents)
         gold_rows = validity_rows("gold", sets.gold, case_search(retriever, params), edge_table,
                                   params, chosen, sets.precedents)
-        trees = retriever.with_params(tree_params(params, chosen))
+        trees = tree_retriever(params, paths, retriever.with_params(tree_params(params, chosen)))
         report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
         report["summary"]["corpus_trees"] = corpus_trees(
             sets.validity, trees, edge_table, params.perturb, out / layout.CORPUS_TREES.name)
@@ -436,7 +437,8 @@ def tree(
     branching: Optional[int] = typer.Option(None, help="Default: params.yaml perturb.branching."),
     system: Optional[str] = typer.Option(
         None, help="The system every node searches, by its name in configs/systems.yaml (a "
-        "pipeline over the built indexes; default: params.yaml perturb.system)."),
+        "pipeline over the built indexes or a learned system; default: the learned system "
+        "when ltr is served, else params.yaml perturb.system)."),
     out: Path = typer.Option(Path("tree.json")),
     markdown: Optional[Path] = typer.Option(
         None, help="Also explain the tree (JSON with explanations) and write its Markdown here."),
@@ -458,14 +460,14 @@ def tree(
     from countercase.factsheet.schema import validate_sheet
     from countercase.perturb.run import retriever_search
     from countercase.perturb.tree import PerturbationTree
+    from countercase.retrieve.learned import searching, tree_retriever
     from countercase.retrieve.load import IndexPaths, open_retriever
-    from countercase.retrieve.registry import tree_params, trees_searching
+    from countercase.retrieve.registry import tree_params
 
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
     require(edges, "section adjacency map (stage `adjacency`)")
-    params = trees_searching(load_params(params_path), system)  # an unknown one: exit 2
-    pipeline = tree_params(params)
+    params = searching(load_params(params_path), system)  # an unknown one: exit 2
     depth = params.perturb.depth if depth is None else depth
     branching = params.perturb.branching if branching is None else branching
     if query:
@@ -479,8 +481,9 @@ def tree(
     else:
         require(sheet, "fact sheet file")
         root = validate_sheet(_read_json(sheet))
-    retriever = open_retriever("precedents", pipeline,
-                               IndexPaths(index_dir, dense_dir, chunks, metadata))
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    retriever = tree_retriever(params, paths,
+                               open_retriever("precedents", tree_params(params), paths))
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
                              params.perturb.k, text=text, prune_below=params.perturb.prune_below,
                              granularity=params.perturb.granularity).build(depth, branching)

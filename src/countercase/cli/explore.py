@@ -20,7 +20,8 @@ def explore(
     show: bool = typer.Option(False, help="Open a browser tab."),
     system: Optional[str] = typer.Option(
         None, help="The system every node searches, by its name in configs/systems.yaml (a "
-        "pipeline over the built indexes; default: params.yaml perturb.system)."),
+        "pipeline over the built indexes or a learned system; default: the learned system "
+        "when ltr is served, else params.yaml perturb.system)."),
 ) -> None:
     """Serve the tree explorer: load a case, review its fact sheet, open its perturbation tree
     node by node with each diff and explanation, edit a node, export the tree."""

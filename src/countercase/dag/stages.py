@@ -284,9 +284,11 @@ STAGES: tuple[Stage, ...] = (
         f"{L.FACT_INDEX} --groups {L.RERANKER_GROUPS} --gold {L.DISPOSITIVE_GOLD} "
         f"--metrics {L.metrics('counterfactual')} --timing {L.timing('perturb')} "
         f"--choice {L.TREES_CHOICE} --confirmatory {L.metrics('validity_v2')}",
-        why=("the trees search without the domain reranker (perturb.system: no_rerank), so only "
-             "its citation groups are read; the trees' fact weight is chosen on the tuning cases "
-             "(configs/trees_choice.yaml); metrics/validity_v2.json, which the opt-in stage validity_v2 "
+        why=("the trees search the learned system ltr_unmasked when ltr is served "
+             "(configs/ltr_choice.yaml, the rule's consequence), else the pipeline without the "
+             "domain reranker (perturb.system: no_rerank), on which the validity experiment "
+             "runs, so only the reranker's citation groups are read; the pipeline's fact weight "
+             "is chosen on the tuning cases (configs/trees_choice.yaml); metrics/validity_v2.json, which the opt-in stage validity_v2 "
              "commits, is read as the paper reads the opt-in metrics, not declared (a dep would pull "
              "the opt-in pipeline in)"),
         deps=(L.AILA_QUERIES,
@@ -302,7 +304,11 @@ STAGES: tuple[Stage, ...] = (
               (L.LEGAL_AUDIT, "the legal audit's samples and labels (issue 41)"),
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
-              L.SYSTEMS),
+              L.SYSTEMS,
+              (L.LTR_CHOICE, "whether the trees search the learned system"),
+              (L.LTR, "its model"),
+              (L.LTR_RULE, "its candidate pool's depths"),
+              (L.CITATIONS, "the citation links its prior counts")),
         params=("seed", "perturb", "retrieve"),
     ),
     Stage(
@@ -404,7 +410,10 @@ STAGES: tuple[Stage, ...] = (
               L.RERANKER_CHOICE,
               L.TREES_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "the system served, and the trees' learned one"),
+              L.LTR,
+              L.LTR_RULE,
+              L.CITATIONS),
         params=("retrieve", "perturb"),
     ),
     Stage(
@@ -423,6 +432,8 @@ STAGES: tuple[Stage, ...] = (
               L.FACTSHEETS,
               L.CITATIONS,
               L.EVALUATE,
+              (L.LTR, "the trees' learned system"),
+              L.LTR_CHOICE,
               L.VALIDITY_ROWS,
               L.EXPLANATIONS,
               L.metrics("extraction"),
