@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -128,6 +128,15 @@ class RetrieveParams(_Section):
 class EvaluateParams(_Section):
     depth: int = Field(1000, gt=0)  # documents per query in a run file (trec_eval's cut)
     chunk_depth: int = Field(500, gt=0)  # chunk candidates per retriever, before pooling
+
+
+class LeakageParams(_Section):
+    """Stage leakage (countercase.evaluate.leakage_audit): the statute task's near-copy audit."""
+
+    # shares of a query's word 8-shingles at which a judgment is kept from the statute bridge
+    thresholds: list[Annotated[float, Field(gt=0, le=1)]] = [0.5, 0.4, 0.3, 0.2, 0.1, 0.05]
+    headline: float = Field(0.2, gt=0, le=1)  # the threshold whose drop the README reports
+    systems: list[str] = ["full", "no_rerank", "precedent_bridge", "ltr_bridge"]
 
 
 class FactsheetParams(_Section):
@@ -333,6 +342,7 @@ class Params(_Section):
     index: IndexParams = IndexParams()
     retrieve: RetrieveParams = RetrieveParams()
     evaluate: EvaluateParams = EvaluateParams()
+    leakage: LeakageParams = LeakageParams()
     tune: TuneParams = TuneParams()
     factsheets: FactsheetParams = FactsheetParams()
     ner: NerParams = NerParams()

@@ -129,6 +129,8 @@ PAPER_MANIFEST = Path("paper/manifest.json")
 # pipeline has run, so a clean clone renders the paper from committed files alone
 PAPER_INPUTS = {
     EVALUATE / "aila2019-task1" / "per_query.csv": Path("paper/inputs/task1_per_query.csv"),
+    EVALUATE / "aila2019-task2" / "per_query.csv": Path("paper/inputs/task2_per_query.csv"),
+    EVALUATE / "citations" / "per_query.csv": Path("paper/inputs/heldout_per_query.csv"),
     EXPLANATIONS / "AILA_Q30.json": Path("paper/inputs/AILA_Q30.json"),
 }
 PAPER_BIBLIOGRAPHY = Path("paper/references.bib")
@@ -163,6 +165,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},
     "regress": {"outs": (), "metrics": (metrics("regress"),)},
+    "leakage": {"outs": (), "metrics": (metrics("leakage"),)},
     "evaluate_ft": {"outs": (EVALUATE_FT, metrics("evaluation_ft")),
                     "metrics": (metrics("retrieval_ft"), timing("evaluate_ft"))},
     "regress_ft": {"outs": (), "metrics": (metrics("regress_ft"),)},

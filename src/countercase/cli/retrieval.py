@@ -154,6 +154,7 @@ def search(
     from countercase.retrieve.filters import SearchFilter
     from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
     from countercase.retrieve.registry import system as registered
+    from countercase.retrieve.served import served_system
 
     if task not in layout.TASKS:
         raise UserError(f"unknown task {task!r}: use precedents or statutes")
@@ -166,7 +167,7 @@ def search(
         if any(not value.strip() for value in values):
             raise UserError(f"{option} '': an empty filter; give a value or leave the option out")
     params = load_params(params_path)
-    spec = registered(system or params.retrieve.system)
+    spec = registered(system or served_system(params, task))
     if task not in spec.tasks:
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
     filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
@@ -262,6 +263,32 @@ def latency(
     report = run_latency(texts, params.retrieve, paths, served)
     write_json(out, report)
     log.info("latency of %d queries -> %s", len(texts), out)
+
+
+@app.command("leakage-audit")
+def leakage_audit(
+    aila_dir: Path = AILA_OPTION,
+    citations: Path = CITATIONS_OPTION,
+    choice: Path = CHOICE_OPTION,
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    metrics: Path = typer.Option(layout.metrics("leakage"), help="Write the audit here (JSON)."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The statute task's leakage audit: its statute systems scored again with the near-copies
+    of each query kept from the statute bridge at lower shares of its text, and without the
+    queries that have one (params.yaml leakage)."""
+    from countercase.evaluate.leakage_audit import audit
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.load import IndexPaths
+
+    params = load_params(params_path)
+    report = audit(params, IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
+                   citations, Choices({"tuning": choice}))
+    write_json(metrics, report)
+    log.info("leakage audit: the drop at %s -> %s", params.leakage.headline, metrics)
 
 
 @app.command()

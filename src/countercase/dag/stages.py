@@ -278,6 +278,29 @@ STAGES: tuple[Stage, ...] = (
         params=("retrieve", "evaluate", "index", "biencoder"),
     ),
     Stage(
+        "leakage", DEFAULT,
+        f"countercase leakage-audit --aila-dir {L.AILA} --metrics {L.metrics('leakage')}",
+        why=("the statute task's near-copy audit (issue 45): its statute systems scored again with "
+             "each query's near-copies kept from the statute bridge at lower shares of its text, "
+             "and without the queries that have one"),
+        deps=(L.AILA_QUERIES,
+              L.AILA_QRELS_STATUTES,
+              L.INDEX,
+              L.DENSE,
+              L.FACT_INDEX,
+              L.EXTRACT,
+              (L.RERANKER, "the pipeline's reranker"),
+              L.CITATIONS,
+              L.TUNING_CHOICE,
+              L.RERANKER_CHOICE,
+              (L.LTR, "the learned ranker under ltr_bridge"),
+              L.JUDGMENT_SHEETS,
+              L.LTR_RULE,
+              L.SYSTEMS,
+              L.LTR_CHOICE),
+        params=("retrieve", "evaluate", "leakage", "seed"),
+    ),
+    Stage(
         "perturb", DEFAULT,
         f"countercase perturb --queries {L.AILA_QUERIES} --edges {L.SECTION_EDGES} --out "
         f"{L.TREES} --documents {L.DOCUMENTS} --sheets {L.JUDGMENT_SHEETS} --fact-index "

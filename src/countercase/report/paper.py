@@ -212,6 +212,27 @@ def cell_options(code: str) -> dict[str, str]:
     return found
 
 
+_CROSSREF = re.compile(r"(?<![\w@\[])@((fig|sec|tbl)-[\w-]+)")
+_HEADER = re.compile(r"^#+\s+(.*?)\s*\{#(sec-[\w-]+)\}", re.MULTILINE)
+_FIGURE = re.compile(r"\{#(fig-[\w-]+)\}")
+
+
+def crossrefs(text: str) -> str:
+    """Quarto's cross-references as links to their anchors, which pandoc alone would read as
+    citations of unknown keys: ``@sec-x`` named by its section's title, ``@fig-x`` by its
+    figure's number in order of appearance."""
+    titles = {key: title for title, key in _HEADER.findall(text)}
+    figures = {key: n for n, key in enumerate(dict.fromkeys(_FIGURE.findall(text)), start=1)}
+
+    def link(match: re.Match) -> str:
+        key, kind = match.group(1), match.group(2)
+        name = (f'section "{titles[key]}"' if key in titles else f"Figure {figures[key]}"
+                if key in figures else {"fig": "the figure", "sec": "the section",
+                                        "tbl": "the table"}[kind])
+        return f"[{name}](#{key})"
+    return _CROSSREF.sub(link, text)
+
+
 def to_markdown(notebook, figures: Path) -> str:
     """The executed notebook as pandoc Markdown; figures are written into ``figures``."""
     figures.mkdir(parents=True, exist_ok=True)
@@ -240,7 +261,7 @@ def to_markdown(notebook, figures: Path) -> str:
                 parts.append(f"![{caption}]({name}){anchor}")
             elif "text/markdown" in data:
                 parts.append(data["text/markdown"])
-    return "\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
+    return crossrefs("\n\n".join(p.strip("\n") for p in parts if p.strip())) + "\n"
 
 
 TYPST_TABLES = "#show table: set text(size: 7.5pt)"

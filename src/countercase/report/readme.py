@@ -170,18 +170,35 @@ def _aila(o: Outputs) -> list[tuple[str, str, str]]:
         scores = retrieval[f"aila2019-{task}"]
         tests = evaluation[f"aila2019-{task}"]["significance"]
         full, best = scores["full"], track[task]
-        measures = [m for m in ("MAP", "P@10", "BPREF", "RR") if m in full]
+        # BPREF left out: AILA's qrels judge no document non-relevant (the paper says why)
+        measures = [m for m in ("MAP", "P@10", "RR") if m in full]
         beside = [f"`{c}` {_f(scores[c]['MAP'])} ({_test(tests, 'full', c)})"
-                  for c in ("no_rerank", "bm25_docs", "full_aila_tuned") if c in scores]
+                  for c in ("ltr", "no_rerank", "bm25_docs", "full_aila_tuned") if c in scores]
         rows.append((f"Task {task[-1]} ({what}), AILA_Q11..Q50, `full`",
                      ", ".join(f"{m} {_f(full[m])}" for m in measures)
                      + f" (the track's best run: {', '.join(str(best[m]) for m in measures)}); "
-                     + "; ".join(beside)
+                     + "; ".join(beside) + (_audited(o) if task == "task2" else "")
                      + ("; *scored with an earlier reranker than the one described below "
                         "(`evaluate` has not run since `train_reranker`)*"
                         if _stale_reranker(o) else ""),
-                     "`metrics/retrieval.json`, `metrics/evaluation.json`"))
+                     "`metrics/retrieval.json`, `metrics/evaluation.json`"
+                     + (", `metrics/leakage.json`" if task == "task2" else "")))
     return rows
+
+
+def _audited(o: Outputs) -> str:
+    """The statute task's leakage audit beside its headline (stage leakage)."""
+    audit = o.metric("leakage.json")
+    if not audit:
+        return ""
+    bar = audit["drop"]["threshold"]
+    kept = audit["thresholds"][str(bar)]["MAP"]
+    copies = audit["without_copy_queries"]
+    return ("; **audited for near-copies**: with every judgment holding "
+            f"{_pct(bar)} of a query's word 8-shingles kept from the statute bridge, "
+            + ", ".join(f"`{n}` {_f(kept[n])} ({-audit['drop']['MAP'][n]:+.4f})" for n in kept)
+            + f"; without {', '.join(copies['queries_left_out'])}: "
+            + ", ".join(f"`{n}` {_f(v)}" for n, v in copies["MAP"].items()))
 
 
 def _citations(o: Outputs) -> list[tuple[str, str, str]]:
