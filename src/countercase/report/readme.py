@@ -462,7 +462,8 @@ def _explained(o: Outputs) -> list[tuple[str, str, str]]:
     if explained:
         rows.append((f"explanations ({explained['trees']} trees, {explained['nodes']:,} nodes)",
                      f"{explained['sentences']:,} sentences ({explained['claims']:,} claims), each "
-                     f"re-verified against its sources: faithfulness {explained['faithfulness']}",
+                     "re-verified against its sources (a consistency check): "
+                     f"{explained['faithfulness']}",
                      "`metrics/explanations.json`"))
     if topology:
         r = {k: topology[f"robustness_vs_{k}"] for k in ("indegree", "constitutional", "bench")}
