@@ -59,3 +59,19 @@ def test_the_leakage_guard_finds_the_corpus_copy_of_a_query(aila_files):
     assert set(found) == {"AILA_Q15", "AILA_Q21"}
     assert [d for d, _ in found["AILA_Q15"]] == ["C297"] and found["AILA_Q15"][0][1] >= 0.5
     assert [d for d, _ in found["AILA_Q21"]] == ["C113"]
+
+
+def test_the_leakage_audit_keeps_out_what_each_bar_reaches(aila_files):
+    from countercase.evaluate.leakage_audit import copy_queries, kept_out
+
+    queries = aila_files.queries()
+    names = ["C297", "C113", "C1", "C2", "C168"]
+    texts = aila_files.casedocs(names)
+    shares = overlapping_documents({q: queries[q] for q in ("AILA_Q1", "AILA_Q15", "AILA_Q21")},
+                                   [(n, texts[n]) for n in names], threshold=0.01)
+    top = {q: docs[0][1] for q, docs in shares.items()}
+    assert kept_out(shares, 0.5) == {"AILA_Q15": ["C297"], "AILA_Q21": ["C113"]}
+    assert copy_queries(shares) == ["AILA_Q15", "AILA_Q21"]
+    assert kept_out(shares, max(top.values()) + 0.01) == {}  # a bar above every share
+    lowest = min(share for docs in shares.values() for _, share in docs)
+    assert sum(map(len, kept_out(shares, lowest).values())) == sum(map(len, shares.values()))

@@ -33,6 +33,20 @@ log = logging.getLogger(__name__)
 
 STAGE_BAR = 0.5  # the evaluate stage's (Searchers.corpus_copies)
 
+Shares = dict[str, list[tuple[str, float]]]  # qid -> [(judgment, share of its 8-shingles)]
+
+
+def kept_out(shares: Shares, bar: float) -> dict[str, list[str]]:
+    """qid -> the judgments holding at least ``bar`` of its shingles (queries with none left
+    out): what the statute bridge may not read at that bar."""
+    found = {q: [d for d, share in docs if share >= bar] for q, docs in shares.items()}
+    return {q: docs for q, docs in found.items() if docs}
+
+
+def copy_queries(shares: Shares, bar: float = STAGE_BAR) -> list[str]:
+    """The queries with a near-copy at ``bar``, sorted."""
+    return sorted(kept_out(shares, bar))
+
 
 def audit(params: Params, paths: IndexPaths, aila_dir: Path, citations: Path,
           choices: Choices) -> dict[str, Any]:
@@ -52,8 +66,7 @@ def audit(params: Params, paths: IndexPaths, aila_dir: Path, citations: Path,
     tables: dict[float, dict[str, pd.DataFrame]] = {}
     out: dict[str, Any] = {"queries": len(dataset.queries), "thresholds": {}}
     for bar in thresholds:
-        exclude = {q: [d for d, share in found if share >= bar] for q, found in shares.items()}
-        exclude = {q: docs for q, docs in exclude.items() if docs}
+        exclude = kept_out(shares, bar)
         build = composer("statutes", paths, base, params.evaluate, choices, searchers, exclude,
                          None, dataset.admits, citations)
         result = Experiment({c.name: build.system(c.name) for c in conditions}, dataset,
@@ -72,7 +85,7 @@ def audit(params: Params, paths: IndexPaths, aila_dir: Path, citations: Path,
                                                          stage[name]["MAP"].to_numpy(float),
                                                          params.seed), 4)
                                for name, t in tables[bar].items()}
-    copies = sorted(q for q, found in shares.items() if any(s >= STAGE_BAR for _, s in found))
+    copies = copy_queries(shares)
     kept = [q for q in dataset.qids if q not in copies]
     out["without_copy_queries"] = {
         "queries_left_out": copies, "n_queries": len(kept),

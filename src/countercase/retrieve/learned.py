@@ -84,8 +84,8 @@ class LearnedRetriever:
         facts = (None if sheet is None
                  else Sheet.of(sheet, self.features.facts.tokens(sheet)))
         frame = self.features.frame(qid, query, limit, self.counts(limit), facts)
-        ranked = rank_pool(frame, self.ranker.scores(frame))[:k or self.params.k] if len(
-            frame) else []
+        ranked = (rank_pool(frame, self.ranker.scores(frame))[:k or self.params.k]
+                  if len(frame) else [])
         hits = self._hits(query, ranked, limit)
         return RetrievalResult(query, hits, hits, bool(limit.exclude or limit.year_to),
                                {"total": (time.perf_counter() - started) * 1000})
