@@ -195,8 +195,9 @@ def _audited(o: Outputs) -> str:
     kept = audit["thresholds"][str(bar)]["MAP"]
     copies = audit["without_copy_queries"]
     return ("; **audited for near-copies**: with every judgment holding "
-            f"{_pct(bar)} of a query's word 8-shingles kept from the statute bridge, "
-            + ", ".join(f"`{n}` {_f(kept[n])} ({-audit['drop']['MAP'][n]:+.4f})" for n in kept)
+            f"at least {_pct(bar)} of a query's word 8-shingles kept from the statute bridge, "
+            + ", ".join(f"`{n}` {_f(kept[n])} ({0.0 - audit['drop']['MAP'][n]:+.4f})"
+                        for n in kept)
             + f"; without {', '.join(copies['queries_left_out'])}: "
             + ", ".join(f"`{n}` {_f(v)}" for n, v in copies["MAP"].items()))
 
