@@ -245,3 +245,20 @@ def test_a_notebook_tree_opens_in_the_page(workspace):
     app = ExplorerApp(explorer)
     assert [n["id"] for n in app.graph.nodes] == list(tree.tree.nodes)
     assert "Fact sheet of node n0" in app.sheet_title.object and app.results.object
+
+
+def test_a_judgments_citation_never_shows_a_missing_value(workspace):
+    """The whole corpus's metadata reads a missing reporter citation as NaN (the fixture's as
+    None): neither may print."""
+    import numpy as np
+    import pandas as pd
+
+    judgments = Judgments(workspace)
+    table = pd.read_parquet(workspace.path(layout.METADATA)).set_index("doc_id")
+    first = table.index[0]
+    table["citation_string"] = np.nan
+    table.loc[first, "respondent"] = np.nan
+    judgments.__dict__["_metadata"] = table  # the cached property, as read from such a file
+    shown = [judgments.citation(doc) for doc in table.index]
+    assert shown and not [c for c in shown if "nan" in c.replace(",", " ").split()]
+    assert judgments.citation(first).startswith(str(table.loc[first, "petitioner"]))

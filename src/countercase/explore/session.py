@@ -167,9 +167,11 @@ class Judgments:
         if doc_id not in self._metadata.index:
             return doc_id
         row = self._metadata.loc[doc_id]
-        parties = " v. ".join(str(p) for p in (row["petitioner"], row["respondent"]) if p)
+        known = {k: row[k] for k in ("petitioner", "respondent", "citation_string")
+                 if pd.notna(row[k]) and str(row[k]).strip()}  # a missing value is NaN
+        parties = " v. ".join(str(known[k]) for k in ("petitioner", "respondent") if k in known)
         year = f" ({int(row['year'])})" if pd.notna(row["year"]) else ""
-        cited = f", {row['citation_string']}" if row["citation_string"] else ""
+        cited = f", {known['citation_string']}" if "citation_string" in known else ""
         return f"{parties or doc_id}{year}{cited}"
 
     def pdf(self, doc_id: str) -> Path | None:
