@@ -82,7 +82,7 @@ class Inputs:
     edges: Path = layout.SECTION_EDGES
     groups: Path = layout.RERANKER_GROUPS
     gold: Path = layout.DISPOSITIVE_GOLD
-    hand_labels: Path = layout.GOLD / "perturbation_labels.jsonl"
+    hand_labels: Path = layout.PERTURBATION_LABELS
     prereg: Path = layout.VALIDITY_V2
     ltr_dir: Path = layout.LTR
 

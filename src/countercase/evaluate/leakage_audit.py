@@ -21,13 +21,12 @@ import pandas as pd
 from countercase.config import Params
 from countercase.datasets import load
 from countercase.datasets.leakage import overlapping_documents
-from countercase.evaluate.run import composer, runnable
+from countercase.evaluate.run import composer, open_searchers, runnable
 from countercase.experiment import Experiment
 from countercase.experiment.families import randomisation
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import CORPUS_SUPPLIES, system
-from countercase.retrieve.searchers import Searchers
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +57,7 @@ def audit(params: Params, paths: IndexPaths, aila_dir: Path, citations: Path,
     conditions, base = runnable([system(n) for n in params.leakage.systems], "statutes",
                                 params.retrieve, None, choices, CORPUS_SUPPLIES,
                                 paths.fact_index)
-    rerank = any(c.overrides.get("use_rerank") for c in conditions) or base.use_rerank
-    searchers = Searchers("statutes", base, paths, rerank=rerank, facts=base.fact_weight > 0)
+    searchers = open_searchers(conditions, "statutes", base, paths)
     chunks = searchers.precedents.chunks
     shares = overlapping_documents(dataset.queries, zip(chunks["doc_id"], chunks["text"]),
                                    min(thresholds))

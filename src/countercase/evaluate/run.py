@@ -89,6 +89,18 @@ def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,
     return [c for c in conditions if task in c.tasks and c.name not in why], base
 
 
+def open_searchers(conditions: list[SystemSpec], task: str, base: RetrieveParams,
+                   paths: IndexPaths) -> Searchers | None:
+    """The built indexes ``conditions`` search, opened once for all of them: the reranker
+    when one reranks, the fact index when one reads facts; None when every one ranks whole
+    judgments or facts alone."""
+    if all(c.level in ("docs", "facts") for c in conditions):
+        return None
+    rerank = any(c.overrides.get("use_rerank") for c in conditions)
+    facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
+    return Searchers(task, base, paths, rerank=rerank, facts=facts)
+
+
 def _keyed(system, key: str, seconds: Path):
     """``system`` with the key its run is kept under (Experiment's ``cache_key``); the seconds
     its ranking took are kept in ``seconds``, so that a run that reads the ranking back can
@@ -135,10 +147,7 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
     choices = choices or Choices()
     conditions, base = runnable(conditions, dataset.task, base, variants, choices, supplied,
                                 paths.fact_index)
-    rerank = any(c.overrides.get("use_rerank") for c in conditions)
-    facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
-    searchers = (Searchers(dataset.task, base, paths, rerank=rerank, facts=facts)
-                 if any(c.level not in ("docs", "facts") for c in conditions) else None)
+    searchers = open_searchers(conditions, dataset.task, base, paths)
     # a collection with its own rule (the citation queries are corpus judgments) needs no guard
     overlaps = (searchers.corpus_copies(dataset.queries)
                 if searchers is not None and not dataset.limits else {})
