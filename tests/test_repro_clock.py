@@ -49,3 +49,13 @@ def test_finish_without_start_says_what_to_run(tmp_path):
         repro_clock.finish(tmp_path, cpu=CPU)
     with pytest.raises(SystemExit, match="usage"):
         repro_clock.main(["begin"])
+
+
+def test_a_machine_whose_own_dvc_cache_holds_a_build_is_not_fresh(tmp_path, monkeypatch):
+    cache = tmp_path / "machine-cache"
+    monkeypatch.setenv("DVC_CACHE", str(cache))
+    assert repro_clock.is_fresh(tmp_path)["fresh"]
+    (cache / "files" / "md5" / "ab").mkdir(parents=True)
+    (cache / "files" / "md5" / "ab" / "cdef").write_text("an output of an earlier build")
+    found = repro_clock.is_fresh(tmp_path)
+    assert not found["fresh"] and not found["empty_dvc_cache"]

@@ -13,6 +13,7 @@ not overwrite the measurement of the whole rebuild.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -20,6 +21,8 @@ from pathlib import Path
 
 STATE = Path("data/interim/repro_clock.json")
 PROCESSED = Path("data/processed")
+# DVC's cache: the machine's own folder that ``make setup`` configures (the Makefile passes it
+# as DVC_CACHE), else the work tree's default
 DVC_CACHE = Path(".dvc/cache")
 FRESH_RECORD = Path("metrics/timing/repro.json")
 RERUN_RECORD = Path("metrics/timing/repro_rerun.json")
@@ -34,10 +37,15 @@ def _has_files(folder: Path, ignore: tuple[str, ...] = (".gitignore",)) -> bool:
                                    for p in folder.rglob("*"))
 
 
+def dvc_cache(root: Path = Path(".")) -> Path:
+    found = os.environ.get("DVC_CACHE")
+    return Path(found).expanduser() if found else root / DVC_CACHE
+
+
 def is_fresh(root: Path = Path(".")) -> dict[str, bool]:
     """What a fresh machine looks like: no stage output, an empty DVC cache."""
     found = {"no_processed_outputs": not _has_files(root / PROCESSED),
-             "empty_dvc_cache": not _has_files(root / DVC_CACHE)}
+             "empty_dvc_cache": not _has_files(dvc_cache(root))}
     return {**found, "fresh": all(found.values())}
 
 
@@ -94,12 +102,29 @@ def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = 
               "found_at_start": {k: state[k] for k in ("no_processed_outputs",
                                                        "empty_dvc_cache")},
               "user_caches": state.get("user_caches"),
+              "dvc_cache": str(dvc_cache(root)),
+              "predicted": _prediction(root),
               "commit": state.get("commit")}
     path = root / (FRESH_RECORD if state["fresh"] else RERUN_RECORD)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     (root / STATE).unlink()
     return path
+
+
+def _prediction(root: Path) -> dict | None:
+    """The calibration's prediction made before the pipeline started
+    (``countercase.report.calibrate predict``), or None where it could not run."""
+    from countercase.report.calibrate import PREDICTION
+
+    path = root / PREDICTION
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    path.unlink()
+    return {"total_s": found.get("total_s"), "cpu_class": found.get("cpu_class"),
+            "unpredicted": found.get("unpredicted", [])}
 
 
 def main(argv: list[str] | None = None) -> None:

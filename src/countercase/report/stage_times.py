@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import logging
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from countercase import layout
@@ -50,27 +51,64 @@ def read(path: Path = SUMMARY) -> dict:
 
 
 def record(stage: str, seconds: float, path: Path = SUMMARY,
-           now: dt.datetime | None = None, carried: float = 0.0) -> dict:
+           now: dt.datetime | None = None, carried: float = 0.0,
+           by_cpu: Path | None = None) -> dict:
     """Write ``stage``'s seconds (this run's and ``carried``, those of the interrupted runs it
-    went on from) into the table (stages in ``dvc.yaml``'s order) and return it."""
-    table = read(path)
-    finished = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
-    entry = {"seconds": round(float(seconds) + carried, 1), "finished": finished.isoformat()}
-    if carried:
-        entry["carried_seconds"] = round(carried, 1)
-    table["stages"][stage] = entry
-    order = _dvc_order()
-    stages = dict(sorted(table["stages"].items(),
-                         key=lambda item: (order.get(item[0], len(order)), item[0])))
-    table = {"stages": stages,
-             "total_seconds": round(sum(s["seconds"] for s in stages.values()), 1),
-             "total_minutes": round(sum(s["seconds"] for s in stages.values()) / 60, 1)}
+    went on from) into the table (stages in ``dvc.yaml``'s order) and, under this machine's CPU
+    class, into ``by_cpu`` (:data:`countercase.report.calibrate.STAGES_BY_CPU` beside the
+    default table), and return the table. Stages that run side by side (``countercase.dag.
+    parallel``) take turns: the files are read and written under a lock."""
+    from countercase.report import calibrate
+
     path = Path(path)
+    if by_cpu is None:
+        by_cpu = calibrate.STAGES_BY_CPU if path == SUMMARY else path.with_name(
+            calibrate.STAGES_BY_CPU.name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with _locked(path):
+        table = read(path)
+        finished = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
+        entry = {"seconds": round(float(seconds) + carried, 1), "finished": finished.isoformat()}
+        if carried:
+            entry["carried_seconds"] = round(carried, 1)
+        table["stages"][stage] = entry
+        order = _dvc_order()
+        stages = dict(sorted(table["stages"].items(),
+                             key=lambda item: (order.get(item[0], len(order)), item[0])))
+        table = {"stages": stages,
+                 "total_seconds": round(sum(s["seconds"] for s in stages.values()), 1),
+                 "total_minutes": round(sum(s["seconds"] for s in stages.values()) / 60, 1)}
+        _replace(path, table)
+        classes = read_json(by_cpu)
+        classes.setdefault(calibrate.cpu_class(), {})[stage] = entry["seconds"]
+        _replace(Path(by_cpu), classes, sort_keys=True)
     return table
+
+
+@contextmanager
+def _locked(path: Path):
+    import fcntl
+
+    with open(path.with_name(f".{path.name}.lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def read_json(path: Path) -> dict:
+    try:
+        found = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _replace(path: Path, data: dict, sort_keys: bool = False) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=sort_keys) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def record_dvc_stage(seconds: float) -> None:
