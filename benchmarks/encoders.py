@@ -38,7 +38,8 @@ def sample_texts(chunks: Path, n: int, seed: int = 0) -> list[str]:
 
 
 def compare(texts: list[str], encoder: str = MINILM, batch_size: int = 32, threads: int = 2,
-            precisions: tuple[str, ...] = encoders.PRECISIONS) -> dict[str, dict]:
+            precisions: tuple[str, ...] = tuple(p for p in encoders.PRECISIONS
+                                                if p != encoders.INT8)) -> dict[str, dict]:
     """Speed and cosine to float32 of each precision on ``texts``."""
     import torch
 
@@ -65,7 +66,8 @@ def compare(texts: list[str], encoder: str = MINILM, batch_size: int = 32, threa
     return found
 
 
-def statute_parity(precisions: tuple[str, ...] = encoders.PRECISIONS,
+def statute_parity(precisions: tuple[str, ...] = tuple(p for p in encoders.PRECISIONS
+                                                      if p != encoders.INT8),
                    conditions: tuple[str, ...] = ("dense", "hybrid_rrf")) -> dict[str, dict]:
     """MAP of ``conditions`` on AILA Task 2 with the statutes embedded in each precision."""
     from countercase.config import load_params

@@ -12,7 +12,8 @@ import pytest
 
 from countercase.index import encoders
 from countercase.index.dense import DenseIndex, build_embeddings, read_meta, texts_sha256
-from countercase.index.encoders import embed, load_encoder
+from countercase.index.encoders import (StaleInt8Error, after_gelu, embed, load_encoder,
+                                         write_int8_model)
 from countercase.runtime import models
 from countercase.runtime.models import EncoderUnavailableError
 
@@ -287,26 +288,58 @@ def onnx_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("onnx-cache")
 
 
-def test_the_onnx_encoders_give_the_pytorch_vectors(paragraphs, encoder, onnx_cache):
+@pytest.fixture(scope="module")
+def int8_model(paragraphs, onnx_cache, tmp_path_factory):
+    """The encoder in int8 with static scales, calibrated on the paragraphs' first half."""
+    out = tmp_path_factory.mktemp("dense") / "int8"
+    return write_int8_model(MINILM, paragraphs[: len(paragraphs) // 2], out, "MinMax", 128,
+                            cache_dir=onnx_cache)
+
+
+def test_the_onnx_encoders_give_the_pytorch_vectors(paragraphs, encoder, onnx_cache, int8_model):
     reference = embed(encoder, paragraphs, show_progress=False)
-    for precision, floor in (("onnx-float32", 0.99999), ("onnx-int8", 0.97)):
-        model = load_encoder(MINILM, onnx_cache, precision=precision)
+    for precision, floor in (("onnx-float32", 0.99999), ("onnx-int8", 0.95)):
+        model = load_encoder(MINILM, onnx_cache, precision=precision, int8_model=int8_model)
         vectors = embed(model, paragraphs, batch_size=7, precision=precision)
         assert vectors.shape == reference.shape and vectors.dtype == np.float32
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
         cosine = (vectors * reference).sum(axis=1)
         assert cosine.min() > floor, (precision, cosine.min())
+        # static scales: a vector does not depend on the texts that share its batch
+        alone = embed(model, paragraphs[:3], batch_size=1, precision=precision)
+        assert np.abs(alone - vectors[:3]).max() < 1e-5, precision
     assert cosine.mean() < 0.99999  # int8 is an approximation, not the float32 model again
+    again = write_int8_model(MINILM, paragraphs[: len(paragraphs) // 2], int8_model.parent,
+                             "MinMax", 128, cache_dir=onnx_cache)
+    assert again == int8_model  # quantised once: the cache's file copied again
     (folder,) = (onnx_cache / "onnx").iterdir()
-    stamp = (folder / "model.int8.onnx").stat().st_mtime_ns
-    load_encoder(MINILM, onnx_cache, precision="onnx-int8")
-    assert (folder / "model.int8.onnx").stat().st_mtime_ns == stamp  # exported once
+    assert len(list(folder.glob("model.int8-minmax-*.onnx"))) == 1
 
 
-def test_a_precision_needs_its_own_encoder(paragraphs, encoder, onnx_cache):
+def test_the_int8_model_keeps_its_feed_forward_outputs_in_float32(onnx_cache, int8_model):
+    (folder,) = (onnx_cache / "onnx").iterdir()
+    kept = after_gelu(folder / "model.onnx")
+    assert len(kept) == 6 and all("output/dense" in name for name in kept)  # one per layer
+
+
+def test_an_int8_model_of_other_weights_is_refused_naming_both_hashes(onnx_cache, int8_model,
+                                                                     tmp_path):
+    stale = tmp_path / "int8"
+    shutil.copytree(int8_model.parent, stale)
+    settings = json.loads((stale / "settings.json").read_text())
+    settings["float32_weights_sha256"] = "0" * 64
+    (stale / "settings.json").write_text(json.dumps(settings))
+    with pytest.raises(StaleInt8Error, match="0000000000000000.*now has [0-9a-f]{16}"):
+        load_encoder(MINILM, onnx_cache, precision="onnx-int8",
+                     int8_model=stale / int8_model.name)
+    with pytest.raises(ValueError, match="needs the int8 model"):
+        load_encoder(MINILM, onnx_cache, precision="onnx-int8")
+
+
+def test_a_precision_needs_its_own_encoder(paragraphs, encoder, onnx_cache, int8_model):
     with pytest.raises(ValueError, match="onnx-int8"):
         embed(encoder, paragraphs[:2], precision="onnx-int8")
-    model = load_encoder(MINILM, onnx_cache, precision="onnx-int8")
+    model = load_encoder(MINILM, onnx_cache, precision="onnx-int8", int8_model=int8_model)
     with pytest.raises(ValueError, match="float32"):
         embed(model, paragraphs[:2], precision="float32")
     with pytest.raises(ValueError, match="unknown precision 'bfloat16'"):  # retired
@@ -315,13 +348,14 @@ def test_a_precision_needs_its_own_encoder(paragraphs, encoder, onnx_cache):
         load_encoder(MINILM, onnx_cache, precision="int4")
 
 
-def test_embeddings_record_their_precision(ids, paragraphs, onnx_cache, tmp_path):
+def test_embeddings_record_their_precision(ids, paragraphs, onnx_cache, int8_model, tmp_path):
     out = tmp_path / "dense" / "precedents"
+    model = str(int8_model)
     assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, cache_dir=onnx_cache,
-                            show_progress=False, precision="onnx-int8")
-    assert read_meta(out)["precision"] == "onnx-int8"
+                            show_progress=False, precision="onnx-int8", int8_model=model)
+    assert read_meta(out)["precision"] == "onnx-int8" and read_meta(out)["int8_model"] == model
     assert not build_embeddings(ids, paragraphs, MINILM, out, show_progress=False,
-                                precision="onnx-int8")  # reused
+                                precision="onnx-int8", int8_model=model)  # reused
     assert build_embeddings(ids, paragraphs, MINILM, out, batch_size=8, show_progress=False,
                             precision="float32")  # another precision is embedded again
 

@@ -90,6 +90,7 @@ def index_facts(
 def embed(
     chunks: Path = typer.Option(layout.CHUNKS),
     statute_chunks: Path = typer.Option(layout.STATUTE_CHUNKS),
+    citations: Path = CITATIONS_OPTION,
     out: Path = typer.Option(layout.DENSE),
     encoder: Optional[Path] = typer.Option(
         None, help="A sentence-transformers folder to embed with instead of index.encoder (the "
@@ -103,14 +104,21 @@ def embed(
 
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
-    params = load_params(params_path).index
+    loaded = load_params(params_path)
+    params = loaded.index
+    tuning = None
+    if params.precision == "onnx-int8":
+        from countercase.datasets.citations import read_citations
+
+        require_folder(citations, "citation collection (stage `citations`)")
+        tuning = set(read_citations(citations).qids("tuning"))
     if encoder is not None:
         require_folder(encoder, "encoder folder")
         # the weights behind a folder's name can change: what was embedded with them is redone
         for task in layout.TASKS:
             (out / task / "meta.json").unlink(missing_ok=True)
         params = params.model_copy(update={"encoder": str(encoder)})
-    stats = run_embed(chunks, statute_chunks, out, params)
+    stats = run_embed(chunks, statute_chunks, out, params, tuning, loaded.seed)
     if timing:
         from countercase.index.dense import read_meta
 

@@ -115,12 +115,15 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "embed", DEFAULT,
         f"countercase embed --chunks {L.CHUNKS} --statute-chunks {L.STATUTE_CHUNKS} "
-        f"--out {L.DENSE} --timing {L.timing('embed')}",
+        f"--citations {L.CITATIONS} --out {L.DENSE} --timing {L.timing('embed')}",
         why=("persist: stored embeddings of unchanged texts are reused (a parameter change "
-             "further down the pipeline never re-embeds; see countercase.index.dense)"),
+             "further down the pipeline never re-embeds; see countercase.index.dense); in "
+             "onnx-int8 the citation collection's tuning half calibrates the int8 model"),
         deps=(L.CHUNKS,
-              L.STATUTE_CHUNKS),
-        params=("index.encoder", "index.precision", "index.max_seq_length", "index.batch_size"),
+              L.STATUTE_CHUNKS,
+              (L.CITATIONS, "the tuning half, whose chunks calibrate onnx-int8")),
+        params=("seed", "index.encoder", "index.precision", "index.max_seq_length",
+                "index.batch_size", "index.int8_method", "index.int8_calibration_texts"),
         persist=True,
     ),
     Stage(
@@ -524,14 +527,16 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "embed_ft", OPT_IN,
         f"countercase embed --encoder {L.BIENCODER_MODEL} --chunks {L.CHUNKS} "
-        f"--statute-chunks {L.STATUTE_CHUNKS} --out {L.DENSE_FT} --timing "
-        f"{L.timing('embed_ft')}",
+        f"--statute-chunks {L.STATUTE_CHUNKS} --citations {L.CITATIONS} --out {L.DENSE_FT} "
+        f"--timing {L.timing('embed_ft')}",
         why=("the chunks embedded by the fine-tuned encoder, for the dense_ft and hybrid_ft "
              "conditions"),
         deps=(L.BIENCODER,
               L.CHUNKS,
-              L.STATUTE_CHUNKS),
-        params=("index.precision", "index.max_seq_length", "index.batch_size"),
+              L.STATUTE_CHUNKS,
+              (L.CITATIONS, "the tuning half, whose chunks calibrate onnx-int8")),
+        params=("seed", "index.precision", "index.max_seq_length", "index.batch_size",
+                "index.int8_method", "index.int8_calibration_texts"),
     ),
     Stage(
         "tune_ft", OPT_IN,

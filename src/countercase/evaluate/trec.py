@@ -12,8 +12,9 @@ import json
 import logging
 from pathlib import Path
 
+from countercase import layout
 from countercase.config import ExtractParams, IndexParams
-from countercase.datasets.trec import read_jsonl_documents
+from countercase.datasets.trec import CollectionError, read_jsonl_documents
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.dense import build_embeddings
 from countercase.index.run import plain_chunk_records, plain_chunk_table, plain_doc_records
@@ -44,9 +45,18 @@ def index_collection(docs: Path, out: Path, index: IndexParams, extract: Extract
     build_bm25_index(plain_doc_records(documents), paths.index_dir / "precedents_docs",
                      threads=index.threads)
     if embed:
+        from countercase.index.encoders import INT8, find_int8_model
+
+        # a user's collection has no tuning half: it is read with the model the project's own
+        # calibration made (stage embed)
+        int8_model = find_int8_model(layout.DENSE) if index.precision == INT8 else None
+        if index.precision == INT8 and int8_model is None:
+            raise CollectionError(f"index.precision is onnx-int8 but {layout.DENSE / 'int8'} "
+                                  "holds no int8 model: run stage embed first")
         build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), index.encoder,
                          paths.dense_dir / "precedents", batch_size=index.batch_size,
-                         precision=index.precision, max_seq_length=index.max_seq_length)
+                         precision=index.precision, max_seq_length=index.max_seq_length,
+                         int8_model=int8_model)
     else:
         log.info("no chosen condition reads a vector: %d chunks left unembedded", len(table))
     return paths, {d.doc_id for d in documents}

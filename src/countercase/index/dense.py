@@ -93,12 +93,14 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: int,
-                       digest: str, precision: str, max_seq_length: int | None = None) -> bool:
+                       digest: str, precision: str, max_seq_length: int | None = None,
+                       int8_model: str | None = None) -> bool:
     if meta is None or meta.get("format") != STORAGE_FORMAT:
         return False
     if (meta.get("encoder"), meta.get("count"), meta.get("texts_sha256"),
-            meta.get("precision", "float32"), meta.get("max_seq_length")) != \
-            (encoder, count, digest, precision, max_seq_length):
+            meta.get("precision", "float32"), meta.get("max_seq_length"),
+            meta.get("int8_model")) != \
+            (encoder, count, digest, precision, max_seq_length, int8_model):
         return False
     try:
         stored = np.load(out_dir / EMBEDDINGS_FILE, mmap_mode="r")
@@ -110,10 +112,12 @@ def _stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: in
 def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str,
                      out_dir: Path, batch_size: int = 32, *, encoder=None,
                      cache_dir: Path | None = None, show_progress: bool = True,
-                     precision: str = "float32", max_seq_length: int | None = None) -> bool:
+                     precision: str = "float32", max_seq_length: int | None = None,
+                     int8_model: str | None = None) -> bool:
     """Embed ``texts`` into ``out_dir`` unless the stored embeddings are for the same texts.
     ``max_seq_length``: the word pieces the encoder reads of each text (None: its own limit);
-    queries are then read with the same window (``meta.json``).
+    queries are then read with the same window (``meta.json``), and, in ``onnx-int8``, with the
+    same ``int8_model`` (:func:`countercase.index.encoders.write_int8_model`).
 
     Returns True when it embedded, False when the stored embeddings were reused. ``encoder``
     (an already loaded model for ``encoder_name``) saves loading it again; it is loaded only
@@ -133,7 +137,8 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     digest = texts_sha256(texts)
     ids_digest = _sha256_of(ids)
     meta = read_meta(out_dir)
-    if _stored_is_current(out_dir, meta, name, len(texts), digest, precision, max_seq_length):
+    if _stored_is_current(out_dir, meta, name, len(texts), digest, precision, max_seq_length,
+                          int8_model):
         if meta.get("ids_sha256") != ids_digest:
             log.info("same texts, new ids: rewriting %s only", out_dir / IDS_FILE)
             _write_text(out_dir / IDS_FILE, json.dumps(ids))
@@ -148,10 +153,11 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     (out_dir / META_FILE).unlink(missing_ok=True)  # whatever follows is not current until done
     if encoder is None:
         encoder = encoders.load_encoder(name, cache_dir, precision,
-                                        max_seq_length=max_seq_length)
+                                        max_seq_length=max_seq_length, int8_model=int8_model)
     partial = _Partial(out_dir / PARTIAL_DIR, {
         "encoder": name, "precision": precision, "batch_size": batch_size,
-        "texts_sha256": digest, "count": len(texts), "max_seq_length": max_seq_length})
+        "texts_sha256": digest, "count": len(texts), "max_seq_length": max_seq_length,
+        "int8_model": int8_model})
     part = batch_size * max(1, PART_TEXTS // batch_size)
     matrix, done, earlier = partial.load()
     if done:
@@ -175,7 +181,7 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     seconds = earlier + time.perf_counter() - start
     assert matrix is not None
     store_embeddings(out_dir, ids, texts, matrix, name, batch_size, precision, seconds,
-                     max_seq_length)
+                     max_seq_length, int8_model)
     partial.clear()
     log.info("embedded %d texts with %s in %.1f s", len(ids), name, seconds)
     return True
@@ -238,7 +244,8 @@ class _Partial:
 
 def store_embeddings(out_dir: Path, ids: Sequence[str], texts: Sequence[str], matrix: np.ndarray,
                      encoder_name: str, batch_size: int, precision: str,
-                     seconds: float, max_seq_length: int | None = None) -> None:
+                     seconds: float, max_seq_length: int | None = None,
+                     int8_model: str | None = None) -> None:
     """Write the storage of the module docstring (``meta.json`` last, so that it marks a
     complete build); also the end of a distributed build (:mod:`countercase.scaleout`)."""
     out_dir = Path(out_dir)
@@ -264,6 +271,7 @@ def store_embeddings(out_dir: Path, ids: Sequence[str], texts: Sequence[str], ma
         "batch_size": batch_size,
         "precision": precision,
         "max_seq_length": max_seq_length,
+        **({"int8_model": int8_model} if int8_model else {}),
         "seconds": round(seconds, 3),
         "passages_per_second": round(len(ids) / seconds, 2) if seconds > 0 else None,
     }, indent=2))

@@ -6,11 +6,13 @@ queries are embedded in the same one):
 
 - ``float32``: the ``SentenceTransformer`` on PyTorch (no bfloat16: emulated on CPUs without
   AVX512-BF16 or AMX it ran about 3 times slower than float32, and its rounding differed by CPU);
-- ``onnx-float32`` and ``onnx-int8``: the same transformer exported to ONNX
-  (:func:`onnx_model_dir`, once per weights file, into the model cache), int8 by ONNX Runtime's
-  dynamic quantisation with a scale per output channel, mean-pooled and normalised here as
-  sentence-transformers does. ``python benchmarks/encoders.py`` measures each one's
-  speed and its cosine to the float32 vectors on real chunks.
+- ``onnx-float32``: the same transformer exported to ONNX (:func:`onnx_model_dir`, once per
+  weights file, into the model cache), mean-pooled and normalised here as sentence-transformers
+  does;
+- ``onnx-int8``: that export quantised with static scales read from tuning-half texts
+  (:func:`quantise_static`, by configs/int8_rule.yaml), written by stage embed beside the
+  vectors (:func:`write_int8_model`). ``python benchmarks/int8.py`` measures its speed, its
+  cosine to the float32 vectors and its batch independence on real chunks.
 
 Nothing here imports torch, sentence-transformers or ONNX Runtime at import time;
 ``HF_HUB_OFFLINE=1`` is set before they are (:func:`countercase.runtime.models.offline`), so a name that
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from countercase.errors import CountercaseError
 from countercase.runtime.device import resolve
 from countercase.runtime.digests import sha256_files
 from countercase.runtime.models import default_cache_dir, encoder_dir, offline
@@ -36,22 +39,42 @@ log = logging.getLogger(__name__)
 offline()  # before transformers is imported anywhere
 
 TORCH_PRECISIONS = ("float32",)
-ONNX_FILES = {"onnx-float32": "model.onnx", "onnx-int8": "model.int8.onnx"}
-PRECISIONS = (*TORCH_PRECISIONS, *ONNX_FILES)
+ONNX_FILES = {"onnx-float32": "model.onnx"}
+INT8 = "onnx-int8"  # static scales: the model the embed stage writes (:func:`write_int8_model`)
+PRECISIONS = (*TORCH_PRECISIONS, *ONNX_FILES, INT8)
 ONNX_OPSET = 17
 
 
+class StaleInt8Error(CountercaseError, ValueError):
+    """An int8 model made from other float32 weights than the encoder's."""
+
+
 def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "float32",
-                 threads: int = 2, device: str = "auto", max_seq_length: int | None = None):
+                 threads: int = 2, device: str = "auto", max_seq_length: int | None = None,
+                 int8_model: str | Path | None = None):
     """The encoder for a packaged encoder name or a local model folder, for ``precision``: a
     ``SentenceTransformer`` on ``device`` (:func:`countercase.runtime.device.resolve`: a GPU where
     torch sees one), or an :class:`OnnxSentenceEncoder` on ``threads`` CPU threads; reading at
-    most ``max_seq_length`` word pieces of a text (None: the encoder's own limit; never more)."""
+    most ``max_seq_length`` word pieces of a text (None: the encoder's own limit; never more).
+    ``onnx-int8`` runs ``int8_model``, the file :func:`write_int8_model` made (the embeddings'
+    ``meta.json`` names it); it refuses one made from other weights than ``name``'s."""
     _check(precision)
     if max_seq_length is not None and max_seq_length < 8:
         raise ValueError(f"max_seq_length must be at least 8, got {max_seq_length}")
     directory = encoder_dir(name, cache_dir)
-    if precision in ONNX_FILES:
+    if precision == INT8:
+        if int8_model is None:
+            raise ValueError("precision onnx-int8 needs the int8 model stage embed wrote "
+                             "(int8_model in the embeddings' meta.json)")
+        int8_model = Path(int8_model)
+        made_from = json.loads((int8_model.parent / "settings.json").read_text())[
+            "float32_weights_sha256"]
+        current = _weights_sha256(directory)
+        if made_from != current:
+            raise StaleInt8Error(f"{int8_model} was made from float32 weights {made_from[:16]}, "
+                                 f"but {name} now has {current[:16]}: run stage embed again")
+        model = OnnxSentenceEncoder(int8_model.parent, int8_model.name, threads=threads)
+    elif precision in ONNX_FILES:
         model = OnnxSentenceEncoder(onnx_model_dir(directory, cache_dir), ONNX_FILES[precision],
                                     threads=threads)
     else:
@@ -79,7 +102,7 @@ def embed(encoder, texts: Sequence[str], batch_size: int = 32,
     The ONNX precisions need the encoder :func:`load_encoder` gave for them.
     """
     _check(precision)
-    if (precision in ONNX_FILES) != isinstance(encoder, OnnxSentenceEncoder):
+    if (precision != "float32") != isinstance(encoder, OnnxSentenceEncoder):
         raise ValueError(f"precision {precision!r} needs the encoder load_encoder gives for it, "
                          f"not a {type(encoder).__name__}")
     texts = list(texts)
@@ -109,7 +132,7 @@ def _weights_sha256(model_dir: Path) -> str:
 
 
 def onnx_model_dir(model_dir: Path, cache_dir: Path | None = None) -> Path:
-    """The sentence-transformers folder ``model_dir`` exported to ONNX, fp32 and int8, with its
+    """The sentence-transformers folder ``model_dir`` exported to ONNX (float32), with its
     tokenizer and pooling settings: made once per weights file (the folder is named after
     their hash and renamed into place only when complete)."""
     model_dir = Path(model_dir)
@@ -133,7 +156,6 @@ def onnx_model_dir(model_dir: Path, cache_dir: Path | None = None) -> Path:
 
 def _export(model_dir: Path, out: Path) -> None:
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
@@ -159,19 +181,135 @@ def _export(model_dir: Path, out: Path) -> None:
                           str(out / ONNX_FILES["onnx-float32"]), input_names=names,
                           output_names=["last_hidden_state"], dynamic_axes=axes,
                           opset_version=ONNX_OPSET, dynamo=False)
+    tokenizer.save_pretrained(str(out))
+    (out / "settings.json").write_text(json.dumps({
+        "max_seq_length": model.max_seq_length, "dim": embedding_dim(model), "inputs": names,
+        "source": str(model_dir), "float32_weights_sha256": _weights_sha256(model_dir)},
+        indent=2))
+
+
+# the calibration methods the int8 rule tries, in its order (configs/int8_rule.yaml)
+CALIBRATION_METHODS = ("MinMax", "Entropy", "Percentile")
+# what quantise_static does, in the int8 file's name: another scheme makes another file
+INT8_SCHEME = "qdq-u8s8-per-channel-matmul-gemm-gelu-out-float32"
+
+
+def quantise_static(onnx_dir: Path, texts: Sequence[str], method: str = "MinMax",
+                    max_seq_length: int = 128, batch_size: int = 32) -> Path:
+    """The float32 export in ``onnx_dir`` quantised to int8 with static scales read from
+    ``texts`` (configs/int8_rule.yaml): int8 weights, symmetric per output channel; uint8
+    activations with fixed scales; MatMul and Gemm only. Made once: the file is named after the
+    method and the hash of the texts and their reading window, and returned when present."""
+    import hashlib
+
+    if method not in CALIBRATION_METHODS:
+        raise ValueError(f"unknown calibration method {method!r}: {CALIBRATION_METHODS}")
+    if not texts:
+        raise ValueError("static quantisation needs calibration texts")
+    onnx_dir = Path(onnx_dir)
+    digest = hashlib.sha256("\x00".join([INT8_SCHEME, method, str(max_seq_length), *texts])
+                            .encode())
+    target = onnx_dir / f"model.int8-{method.lower()}-{digest.hexdigest()[:16]}.onnx"
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
+                                          QuantType, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    from transformers import AutoTokenizer
+
+    settings = json.loads((onnx_dir / "settings.json").read_text())
+    tokenizer = AutoTokenizer.from_pretrained(str(onnx_dir), local_files_only=True)
+    names = settings["inputs"]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter(range(0, len(texts), batch_size))
+
+        def get_next(self):
+            begin = next(self.batches, None)
+            if begin is None:
+                return None
+            tokens = tokenizer(list(texts[begin:begin + batch_size]), padding=True,
+                               truncation=True, max_length=max_seq_length, return_tensors="np")
+            return {n: tokens[n].astype(np.int64) for n in names}
+
+    work = Path(tempfile.mkdtemp(prefix=".int8-", dir=onnx_dir))
     root = logging.getLogger()
     level = root.level
     root.setLevel(max(level, logging.WARNING))  # the quantiser logs every tensor at INFO
     try:
-        quantize_dynamic(str(out / ONNX_FILES["onnx-float32"]),
-                         str(out / ONNX_FILES["onnx-int8"]), weight_type=QuantType.QInt8,
-                         per_channel=True)
+        prepared = work / "prepared.onnx"
+        quant_pre_process(str(onnx_dir / ONNX_FILES["onnx-float32"]), str(prepared),
+                          skip_symbolic_shape=True)
+        quantize_static(str(prepared), str(work / target.name), Reader(),
+                        quant_format=QuantFormat.QDQ, op_types_to_quantize=["MatMul", "Gemm"],
+                        nodes_to_exclude=after_gelu(prepared),
+                        per_channel=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8,
+                        calibrate_method=getattr(CalibrationMethod, method),
+                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False})
+        (work / target.name).rename(target)
     finally:
         root.setLevel(level)
-    tokenizer.save_pretrained(str(out))
-    (out / "settings.json").write_text(json.dumps({
-        "max_seq_length": model.max_seq_length, "dim": embedding_dim(model), "inputs": names,
-        "source": str(model_dir)}, indent=2))
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def after_gelu(model_path: Path, hops: int = 4) -> list[str]:
+    """The MatMul/Gemm nodes that read a GELU's output (found from its Erf through at most
+    ``hops`` element-wise nodes): the feed-forward output projections. They stay float32: GELU's
+    output has outlier channels that one fixed scale cannot hold (quantised, these six alone
+    took the mean cosine to float32 from 1.0 to 0.936 on the rule's method-choice texts)."""
+    import onnx
+
+    graph = onnx.load(str(model_path), load_external_data=False).graph
+    readers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    found: set[str] = set()
+    frontier = [n for n in graph.node if n.op_type in ("Erf", "Gelu", "FastGelu", "BiasGelu")]
+    for _ in range(hops):
+        step = []
+        for node in frontier:
+            for output in node.output:
+                for reader in readers.get(output, []):
+                    if reader.op_type in ("MatMul", "Gemm"):
+                        found.add(reader.name)
+                    else:
+                        step.append(reader)
+        frontier = step
+    return sorted(found)
+
+
+def write_int8_model(name: str, texts: Sequence[str], out_dir: Path, method: str,
+                     max_seq_length: int, cache_dir: Path | None = None) -> Path:
+    """The encoder ``name`` in int8 (:func:`quantise_static` on ``texts``), copied with its
+    tokenizer and settings into ``out_dir`` (a stage output, so that every search reads the
+    model the vectors were made with); the settings name the float32 weights it was made from."""
+    onnx_dir = onnx_model_dir(encoder_dir(name, cache_dir), cache_dir)
+    made = quantise_static(onnx_dir, texts, method, max_seq_length)
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    for item in onnx_dir.iterdir():
+        if item.is_file() and not item.name.endswith(".onnx"):
+            shutil.copy2(item, out_dir / item.name)
+    shutil.copy2(made, out_dir / made.name)
+    settings = json.loads((out_dir / "settings.json").read_text())
+    if "float32_weights_sha256" not in settings:  # an export made before the field was written
+        settings["float32_weights_sha256"] = _weights_sha256(encoder_dir(name, cache_dir))
+    settings.update({"int8_scheme": INT8_SCHEME, "calibration_method": method,
+                     "calibration_texts": len(texts), "max_seq_length_calibrated": max_seq_length})
+    (out_dir / "settings.json").write_text(json.dumps(settings, indent=2))
+    return out_dir / made.name
+
+
+def find_int8_model(folder: Path) -> str | None:
+    """The int8 model stage embed wrote into ``folder`` (its ``int8`` subfolder), if any."""
+    found = sorted(Path(folder, "int8").glob("model.int8-*.onnx"))
+    return str(found[0]) if found else None
 
 
 class OnnxSentenceEncoder:

@@ -135,13 +135,38 @@ def run_index(chunks_path: Path, metadata_path: Path, documents_path: Path,
     return {**summary, "timing": timing}
 
 
-def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
-              params: IndexParams = IndexParams()) -> dict[str, Any]:
-    """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``)."""
-    from countercase.index.encoders import load_encoder
+def calibration_texts(chunks: pd.DataFrame, tuning: set[str], n: int,
+                      seed: int) -> tuple[list[str], list[str]]:
+    """Two disjoint seeded draws of ``n`` chunks of the ``tuning`` judgments (configs/
+    int8_rule.yaml): the calibration set, and the set the calibration method is chosen on."""
+    import random
 
+    texts = chunks[chunks["doc_id"].isin(tuning)].sort_values("chunk_id")["text"].tolist()
+    if len(texts) < 2 * n:
+        raise ValueError(f"{len(texts)} tuning-half chunks, fewer than the {2 * n} the int8 "
+                         "calibration draws")
+    drawn = random.Random(seed).sample(texts, 2 * n)
+    return drawn[:n], drawn[n:]
+
+
+def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
+              params: IndexParams = IndexParams(), tuning: set[str] | None = None,
+              seed: int = 2019) -> dict[str, Any]:
+    """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``). In
+    ``onnx-int8`` the int8 model is made first (``out/int8``), calibrated on chunks of the
+    ``tuning`` judgments (the citation collection's tuning half)."""
+    from countercase.index.encoders import INT8, load_encoder, write_int8_model
+
+    int8_model = None
+    if params.precision == INT8:
+        if not tuning:
+            raise ValueError("onnx-int8 is calibrated on the tuning half: give its judgments")
+        table = pd.read_parquet(chunks_path, columns=["chunk_id", "doc_id", "text"])
+        calibration, _ = calibration_texts(table, tuning, params.int8_calibration_texts, seed)
+        int8_model = str(write_int8_model(params.encoder, calibration, out / "int8",
+                                          params.int8_method, params.max_seq_length))
     encoder = load_encoder(params.encoder, precision=params.precision,
-                           max_seq_length=params.max_seq_length)
+                           max_seq_length=params.max_seq_length, int8_model=int8_model)
     timing: dict[str, float] = {}
     counts: dict[str, int] = {}
     for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):
@@ -150,7 +175,8 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
         embedded = build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(),
                                     params.encoder, out / task, batch_size=params.batch_size,
                                     encoder=encoder, precision=params.precision,
-                                    max_seq_length=params.max_seq_length)
+                                    max_seq_length=params.max_seq_length,
+                                    int8_model=int8_model)
         seconds = time.perf_counter() - started
         counts[f"n_{task}_chunks"] = len(table)
         if not embedded:  # nothing was encoded: no speed to report (the caller keeps the last)

@@ -104,7 +104,8 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
         dense = DenseIndex.load(dense_dir / "precedents")
         precision = meta.get("precision", "float32")
         encoder = load_encoder(meta["encoder"], precision=precision,
-                               max_seq_length=meta.get("max_seq_length"))
+                               max_seq_length=meta.get("max_seq_length"),
+                               int8_model=meta.get("int8_model"))
     elif p.dense_negatives:
         log.warning("no embeddings in %s: negatives from BM25 only", dense_dir / "precedents")
     rng = random.Random(params.seed)

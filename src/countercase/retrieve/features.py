@@ -220,7 +220,8 @@ class FeatureSource:
                    Bm25Searcher(paths.index_dir / "precedents_docs", k1=k1, b=b),
                    DenseIndex.load(paths.dense_dir / "precedents"),
                    load_encoder(meta["encoder"], precision=precision,
-                                max_seq_length=meta.get("max_seq_length")),
+                                max_seq_length=meta.get("max_seq_length"),
+                                int8_model=meta.get("int8_model"))
                    precision, dict(zip(table["chunk_id"], table["doc_id"])), found, facts,
                    {d: (None if pd.isna(y) else int(y)) for d, y in zip(years["doc_id"],
                                                                          years["year"])},

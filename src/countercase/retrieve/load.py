@@ -111,7 +111,8 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
             dense = DenseIndex.load(dense_dir)
             precision = meta.get("precision", "float32")
             encoder = load_encoder(meta["encoder"], precision=precision,
-                                   max_seq_length=meta.get("max_seq_length"))
+                                   max_seq_length=meta.get("max_seq_length"),
+                                   int8_model=meta.get("int8_model"))
     fact_searcher = None
     if task == "precedents" and (params.fact_weight > 0 or facts):
         from countercase.index.facts import FactSearcher

@@ -127,7 +127,8 @@ def index_choice(dense_dir: Path, queries: list[str], k: int = 100) -> dict[str,
     meta = read_meta(dense_dir)
     matrix = np.load(dense_dir / "embeddings.npy")
     encoder = load_encoder(meta["encoder"], precision=meta["precision"],
-                           max_seq_length=meta.get("max_seq_length"))
+                           max_seq_length=meta.get("max_seq_length"),
+                           int8_model=meta.get("int8_model"))
     vectors = embed(encoder, queries, show_progress=False, precision=meta["precision"])
     n, dim = matrix.shape
     exact = faiss.IndexFlatIP(dim)
