@@ -254,6 +254,31 @@ def report(predicted: dict, default_stages: list[str]) -> str:
     return "\n".join(lines)
 
 
+def class_table(calibration: dict, stages_by_cpu: dict, stages: list[str]) -> str:
+    """Each stage's minutes on each CPU class, in Markdown: measured, or predicted from another
+    class (*italic*, with ~); the total is one stage at a time."""
+    classes = sorted(set(stages_by_cpu) | set(calibration))
+    predicted = {c: predict(c, calibration, stages_by_cpu) for c in classes}
+    head = "| stage | " + " | ".join(f"{c} (min)" for c in classes) + " |"
+    rows = [head, "|---|" + "---:|" * len(classes)]
+    totals = dict.fromkeys(classes, 0.0)
+    for stage in stages:
+        cells = []
+        for c in classes:
+            found = predicted[c].get(stage)
+            if found is None:
+                cells.append("-")
+                continue
+            totals[c] += found["seconds"]
+            minutes = f"{found['seconds'] / 60:.1f}"
+            cells.append(minutes if found["from"] == c else f"*~{minutes}*")
+        rows.append(f"| `{stage}` | " + " | ".join(cells) + " |")
+    rows.append("| total | " + " | ".join(f"{totals[c] / 60:.0f}" for c in classes) + " |")
+    sources = "; ".join(f"{c}: units {calibration[c].get('source', 'measured')}"
+                        for c in classes if c in calibration)
+    return "\n".join(rows) + f"\n\nCalibration units: {sources}.\n"
+
+
 def _default_stages() -> list[str]:
     import yaml
 

@@ -545,6 +545,14 @@ def stage_times(o: Outputs) -> str:
     return stage_table(table, budgets()) + "\n" if table else "*no stage has run yet*\n"
 
 
+def cpu_classes(o: Outputs) -> str:
+    from countercase.report import calibrate
+
+    stages = list(o.yaml("dvc.yaml")["stages"])
+    return calibrate.class_table(o.json(str(calibrate.CALIBRATION)) or {},
+                                 o.json(str(calibrate.STAGES_BY_CPU)) or {}, stages)
+
+
 def scaleout(o: Outputs) -> str:
     """The sharded dataflow on 1 and 2 workers, the dense index at corpus scale and the
     capacity plan (``python -m countercase.scaleout.bench``)."""
@@ -604,7 +612,8 @@ def rebuild(o: Outputs) -> str:
 
 
 BLOCKS: dict[str, Callable[[Outputs], str]] = {"results": results, "stage_times": stage_times,
-                                               "rebuild": rebuild, "scaleout": scaleout}
+                                               "rebuild": rebuild, "scaleout": scaleout,
+                                               "cpu_classes": cpu_classes}
 
 
 def render(text: str, o: Outputs) -> str:
