@@ -83,7 +83,7 @@ class IndexParams(_Section):
     # the embedding's cost is linear in it (configs/budget_rule.yaml)
     max_seq_length: int = Field(128, ge=8)
     # onnx-int8's calibration (configs/int8_rule.yaml): method and tuning-half chunks drawn
-    int8_method: Literal["MinMax", "Entropy", "Percentile"] = "MinMax"
+    int8_method: Literal["MinMax", "Entropy", "Percentile"] = "Percentile"
     int8_calibration_texts: int = Field(512, gt=0)
     batch_size: int = Field(32, gt=0)
     threads: int = Field(2, gt=0)  # Lucene indexing threads

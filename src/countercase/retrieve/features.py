@@ -221,7 +221,7 @@ class FeatureSource:
                    DenseIndex.load(paths.dense_dir / "precedents"),
                    load_encoder(meta["encoder"], precision=precision,
                                 max_seq_length=meta.get("max_seq_length"),
-                                int8_model=meta.get("int8_model"))
+                                int8_model=meta.get("int8_model")),
                    precision, dict(zip(table["chunk_id"], table["doc_id"])), found, facts,
                    {d: (None if pd.isna(y) else int(y)) for d, y in zip(years["doc_id"],
                                                                          years["year"])},
