@@ -4,8 +4,9 @@ DVC holds its repository lock for a whole ``dvc repro``, so two of them cannot r
 runner does what ``dvc repro`` does, stage by stage, with up to ``--jobs`` commands running:
 
 1. a stage is ready when every stage it depends on (DVC's own graph) has finished;
-2. it runs only if ``dvc status`` calls it changed at that moment, as ``dvc repro`` decides after
-   its upstream stages ran (an upstream stage that rebuilt identical outputs changes nothing);
+2. it runs only if ``dvc status`` calls it changed: one ``dvc status`` of every stage at the
+   start, and again for a stage once an upstream stage ran, as ``dvc repro`` decides after its
+   upstream stages ran (an upstream stage that rebuilt identical outputs changes nothing);
 3. its outputs are removed (persistent ones kept), its command runs in its folder with
    ``DVC_STAGE`` and ``DVC_ROOT`` set as DVC sets them;
 4. ``dvc commit`` records it in ``dvc.lock`` and the cache.
@@ -20,6 +21,7 @@ once the stages already started have finished; its message names it.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shutil
@@ -80,6 +82,7 @@ class Runner:
         self._dvc_lock = threading.Lock()
         self.ran: list[str] = []
         self.skipped: list[str] = []
+        self._initially: set[str] | None = None  # what the first `dvc status` called changed
 
     def _dvc_call(self, *args: str) -> subprocess.CompletedProcess:
         with self._dvc_lock:
@@ -89,6 +92,16 @@ class Runner:
     def changed(self, stage: str) -> bool:
         if self.force:
             return True
+        if self._initially is None:
+            done = self._dvc_call("status", "--json", *self.plan.stages)
+            try:
+                self._initially = set(json.loads(done.stdout or "{}"))
+            except ValueError:
+                raise StageFailed(f"`dvc status` failed: {done.stderr.strip()}") from None
+        if stage in self._initially:
+            return True
+        if not self.plan.upstream[stage] & set(self.ran):
+            return False
         done = self._dvc_call("status", stage, "--quiet")
         return done.returncode != 0
 
