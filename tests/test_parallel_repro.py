@@ -111,3 +111,19 @@ def test_a_failing_stage_is_named_and_what_depends_on_it_does_not_run(tmp_path):
     assert "stage 'b' failed" in done.stderr and "Traceback" not in done.stderr
     assert not (root / "out" / "d").exists() and (root / "out" / "c").exists()
     shutil.rmtree(root)
+
+
+def test_a_stage_found_unchanged_readies_the_next_without_waiting(tmp_path):
+    """a unchanged, b and c to rebuild: b is ready as soon as a is found unchanged, so b and c
+    run side by side instead of b waiting for c to end."""
+    if not Path(DVC).is_file():
+        pytest.skip("dvc is not installed beside this interpreter")
+    root = _project(tmp_path / "ready")
+    assert _parallel(root).returncode == 0
+    (root / "out" / "b").unlink()
+    (root / "out" / "c").unlink()
+    done = _parallel(root)
+    assert done.returncode == 0 and "ran 3 stages, 1 unchanged" in done.stdout, done.stdout
+    span = {n: (float((root / "log" / f"{n}.start").read_text()),
+                float((root / "log" / f"{n}.end").read_text())) for n in "bc"}
+    assert span["b"][0] < span["c"][1] and span["c"][0] < span["b"][1]  # b and c overlap

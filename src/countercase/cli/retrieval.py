@@ -128,6 +128,8 @@ def embed(
                 if stats["timing"].get(f"{task}_reused")
                 and (meta := read_meta(out / task)) is not None
                 for key in ("seconds", "passages_per_second") if meta.get(key) is not None}
+        # the stage's row counts what its stored vectors cost, not the seconds it took to reuse them
+        stage_times.carry(sum(v for k, v in kept.items() if k.endswith("_seconds")))
         write_json(timing, {**kept, **stats["timing"], "encoder": stats["encoder"],
                             "precision": stats["precision"], "cpu": facts()})
 

@@ -128,6 +128,26 @@ class Runner:
                               f"{committed.stderr.strip()}")
         log.info("stage '%s' done in %.1f s", stage, time.perf_counter() - started)
 
+    def _start_ready(self, pending: list[str], finished: set[str],
+                     running: dict[Future, str], pool: ThreadPoolExecutor) -> None:
+        """Start every stage whose upstream stages are done, in file order, while a job is
+        free; a stage found unchanged counts as done at once, which can ready others."""
+        progress = True
+        while progress and len(running) < self.jobs:
+            progress = False
+            for stage in [s for s in pending if self.plan.upstream[s] <= finished]:
+                if len(running) >= self.jobs:
+                    break
+                pending.remove(stage)
+                progress = True
+                if not self.changed(stage):
+                    self.skipped.append(stage)
+                    finished.add(stage)
+                    log.info("Stage '%s' didn't change, skipping", stage)
+                    continue
+                self.ran.append(stage)
+                running[pool.submit(self._run, stage)] = stage
+
     def run(self) -> None:
         pending = list(self.plan.stages)
         finished: set[str] = set()
@@ -136,23 +156,10 @@ class Runner:
         with ThreadPoolExecutor(self.jobs) as pool:
             while pending or running:
                 if failure is None:
-                    for stage in [s for s in pending if self.plan.upstream[s] <= finished]:
-                        if len(running) >= self.jobs:
-                            break
-                        pending.remove(stage)
-                        if not self.changed(stage):
-                            self.skipped.append(stage)
-                            finished.add(stage)
-                            log.info("Stage '%s' didn't change, skipping", stage)
-                            continue
-                        self.ran.append(stage)
-                        running[pool.submit(self._run, stage)] = stage
-                    if not running and pending and not any(
-                            self.plan.upstream[s] <= finished for s in pending):
+                    self._start_ready(pending, finished, running, pool)
+                if not running:
+                    if pending and failure is None:
                         raise StageFailed(f"stages {pending} wait on stages that never ran")
-                    if not running:
-                        continue
-                elif not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:

@@ -119,7 +119,7 @@ def record_dvc_stage(seconds: float) -> None:
         return
     try:
         record(stage.rpartition(":")[2], seconds, carried=sum(_carried))
-    except OSError as error:
+    except (OSError, ValueError, ImportError) as error:  # the stage itself succeeded
         log.warning("stage timing not recorded in %s: %s", SUMMARY, error)
 
 
