@@ -86,3 +86,25 @@ def test_the_first_stage_ablations_are_the_rules_list():
     first_stage = [c for c in SYSTEMS if c.reference == "no_rerank" and c.name != "rerank"]
     assert [c.name for c in first_stage] == rule["evaluate_first_stage_ablations"]
     assert all(c.overrides.get("use_rerank") is False for c in first_stage)
+
+
+def test_the_int8_decisions_are_what_params_yaml_holds():
+    """configs/int8_choice.yaml names the values its decisions set; params.yaml must hold them
+    (a decision that governs nothing, or a value nobody decided, fails here)."""
+    choice = yaml.safe_load((ROOT / "configs" / "int8_choice.yaml").read_text(encoding="utf-8"))
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    assert (ROOT / "configs" / "int8_rule.yaml").is_file()
+    for component, found in choice.items():
+        for name, value in (found.get("adopted") or {}).items():
+            section, field = name.split(".")
+            assert raw[section][field] == value, (component, name)
+
+
+def test_int8_holds_only_for_the_collections_named():
+    from countercase.config import IndexParams
+    from countercase.index.run import task_precision
+
+    int8 = IndexParams(precision="onnx-int8", int8_tasks=["precedents"])
+    assert task_precision(int8, "precedents") == "onnx-int8"
+    assert task_precision(int8, "statutes") == "float32"
+    assert task_precision(IndexParams(precision="float32"), "precedents") == "float32"

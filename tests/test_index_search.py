@@ -9,17 +9,19 @@ import re
 import pandas as pd
 import pypdf
 import pytest
+import yaml
 
 from countercase.config import ExtractParams, IndexParams, RetrieveParams
 from countercase.index.dense import read_meta
 from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, run_embed
 from countercase.retrieve.load import IndexPaths, open_retriever
 
-from conftest import INDEXED_JUDGMENTS as JUDGMENTS, INDEXED_PDF as PDF
+from conftest import INDEXED_JUDGMENTS as JUDGMENTS, INDEXED_PDF as PDF, ROOT
 from conftest import INDEXED_STATUTES as STATUTES
 
 # what the indexes find, whichever trained reranker this machine holds
 FIRST_STAGE = RetrieveParams(use_rerank=False)
+FIXTURE_PRECISION = "float32"  # conftest.indexed_corpus embeds in float32
 SOME = 24  # passages embedded again under a folder's name
 
 
@@ -44,7 +46,7 @@ def test_every_index_holds_every_record(built):
     assert (statute_chunks["n_tokens"] <= ExtractParams().chunk_size).all()
     for task, table in (("precedents", chunks), ("statutes", statute_chunks)):
         meta = read_meta(paths.dense_dir / task)
-        assert meta["count"] == len(table) and meta["precision"] == IndexParams().precision
+        assert meta["count"] == len(table) and meta["precision"] == FIXTURE_PRECISION
         assert json.loads((paths.dense_dir / task / "ids.json").read_text()) == list(table["chunk_id"])
     assert embedded["n_precedents_chunks"] == len(chunks)
 
@@ -53,15 +55,19 @@ def test_embedding_again_reuses_the_stored_vectors(built, run_cli, tmp_path):
     paths, _, embedded = built
     assert "precedents_passages_per_second" in embedded["timing"]
     before = (paths.dense_dir / "precedents/embeddings.npy").stat().st_mtime_ns
-    again = run_embed(paths.chunks, paths.index_dir / STATUTE_CHUNKS, paths.dense_dir)
+    again = run_embed(paths.chunks, paths.index_dir / STATUTE_CHUNKS, paths.dense_dir,
+                      IndexParams(precision=FIXTURE_PRECISION))
     assert (paths.dense_dir / "precedents/embeddings.npy").stat().st_mtime_ns == before
     assert again["timing"] == {"precedents_reused": True, "statutes_reused": True}
     # the stage's timing file (which DVC deletes before the stage runs) gets the speed measured
     # when the vectors were encoded, from their meta.json
     timing = tmp_path / "embed.json"
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["index"]["precision"] = FIXTURE_PRECISION
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     code, _, _ = run_cli("embed", "--chunks", str(paths.chunks), "--statute-chunks",
                          str(paths.index_dir / STATUTE_CHUNKS), "--out", str(paths.dense_dir),
-                         "--timing", str(timing))
+                         "--timing", str(timing), "--params", str(tmp_path / "params.yaml"))
     kept = json.loads(timing.read_text())
     encoded = read_meta(paths.dense_dir / "precedents")
     assert code in (0, None) and kept["precedents_reused"] is True

@@ -78,13 +78,15 @@ class ExtractParams(_Section):
 
 class IndexParams(_Section):
     encoder: str = "all-MiniLM-L6-v2"  # or all-mpnet-base-v2, or a sentence-transformers folder
-    precision: Literal["float32", "onnx-float32", "onnx-int8"] = "float32"  # encoders
+    precision: Literal["float32", "onnx-float32", "onnx-int8"] = "onnx-int8"  # encoders
     # word pieces the encoder reads of a chunk (incl. [CLS] and [SEP]; at most its own limit):
     # the embedding's cost is linear in it (configs/budget_rule.yaml)
     max_seq_length: int = Field(128, ge=8)
     # onnx-int8's calibration (configs/int8_rule.yaml): method and tuning-half chunks drawn
     int8_method: Literal["MinMax", "Entropy", "Percentile"] = "Percentile"
     int8_calibration_texts: int = Field(512, gt=0)
+    # the collections embedded in onnx-int8 when it is the precision (the others float32)
+    int8_tasks: list[Literal["precedents", "statutes"]] = ["precedents"]
     batch_size: int = Field(32, gt=0)
     threads: int = Field(2, gt=0)  # Lucene indexing threads
 

@@ -106,18 +106,19 @@ def embed(
     require(statute_chunks, "statute chunk table (stage `index`)")
     loaded = load_params(params_path)
     params = loaded.index
+    if encoder is not None:
+        require_folder(encoder, "encoder folder")
+        # the weights behind a folder's name can change: what was embedded with them is redone
+        for task in layout.TASKS:
+            (out / task / "meta.json").unlink(missing_ok=True)
+        # the int8 rule was measured on the packaged encoder only (configs/int8_choice.yaml)
+        params = params.model_copy(update={"encoder": str(encoder), "precision": "float32"})
     tuning = None
     if params.precision == "onnx-int8":
         from countercase.datasets.citations import read_citations
 
         require_folder(citations, "citation collection (stage `citations`)")
         tuning = set(read_citations(citations).qids("tuning"))
-    if encoder is not None:
-        require_folder(encoder, "encoder folder")
-        # the weights behind a folder's name can change: what was embedded with them is redone
-        for task in layout.TASKS:
-            (out / task / "meta.json").unlink(missing_ok=True)
-        params = params.model_copy(update={"encoder": str(encoder)})
     stats = run_embed(chunks, statute_chunks, out, params, tuning, loaded.seed)
     if timing:
         from countercase.index.dense import read_meta
@@ -131,7 +132,8 @@ def embed(
         # the stage's row counts what its stored vectors cost, not the seconds it took to reuse them
         stage_times.carry(sum(v for k, v in kept.items() if k.endswith("_seconds")))
         write_json(timing, {**kept, **stats["timing"], "encoder": stats["encoder"],
-                            "precision": stats["precision"], "cpu": facts()})
+                            "precision": stats["precision"], "precisions": stats["precisions"],
+                            "cpu": facts()})
 
 
 @app.command()

@@ -32,6 +32,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from countercase.errors import CountercaseError
+
 log = logging.getLogger(__name__)
 
 
@@ -173,8 +175,8 @@ class Runner:
             raise failure
 
 
-class StageFailed(RuntimeError):
-    pass
+class StageFailed(CountercaseError, RuntimeError):
+    """A stage's command or its record in DVC failed; the message names the stage."""
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -123,7 +123,7 @@ STAGES: tuple[Stage, ...] = (
               L.STATUTE_CHUNKS,
               (L.CITATIONS, "the tuning half, whose chunks calibrate onnx-int8")),
         params=("seed", "index.encoder", "index.precision", "index.max_seq_length",
-                "index.batch_size", "index.int8_method", "index.int8_calibration_texts"),
+                "index.batch_size", "index.int8_method", "index.int8_calibration_texts", "index.int8_tasks"),
         persist=True,
     ),
     Stage(
@@ -527,16 +527,15 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "embed_ft", OPT_IN,
         f"countercase embed --encoder {L.BIENCODER_MODEL} --chunks {L.CHUNKS} "
-        f"--statute-chunks {L.STATUTE_CHUNKS} --citations {L.CITATIONS} --out {L.DENSE_FT} "
-        f"--timing {L.timing('embed_ft')}",
+        f"--statute-chunks {L.STATUTE_CHUNKS} --out {L.DENSE_FT} --timing "
+        f"{L.timing('embed_ft')}",
         why=("the chunks embedded by the fine-tuned encoder, for the dense_ft and hybrid_ft "
              "conditions"),
         deps=(L.BIENCODER,
               L.CHUNKS,
-              L.STATUTE_CHUNKS,
-              (L.CITATIONS, "the tuning half, whose chunks calibrate onnx-int8")),
-        params=("seed", "index.precision", "index.max_seq_length", "index.batch_size",
-                "index.int8_method", "index.int8_calibration_texts"),
+              L.STATUTE_CHUNKS),
+        # float32 whatever index.precision says: the int8 rule measured the packaged encoder
+        params=("index.max_seq_length", "index.batch_size"),
     ),
     Stage(
         "tune_ft", OPT_IN,

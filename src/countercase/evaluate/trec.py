@@ -14,10 +14,11 @@ from pathlib import Path
 
 from countercase import layout
 from countercase.config import ExtractParams, IndexParams
-from countercase.datasets.trec import CollectionError, read_jsonl_documents
+from countercase.datasets.trec import read_jsonl_documents
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.dense import build_embeddings
-from countercase.index.run import plain_chunk_records, plain_chunk_table, plain_doc_records
+from countercase.index.run import (plain_chunk_records, plain_chunk_table, plain_doc_records,
+                                  task_precision)
 from countercase.ingest.document import Document, Page
 from countercase.retrieve.load import IndexPaths
 
@@ -47,15 +48,17 @@ def index_collection(docs: Path, out: Path, index: IndexParams, extract: Extract
     if embed:
         from countercase.index.encoders import INT8, find_int8_model
 
-        # a user's collection has no tuning half: it is read with the model the project's own
-        # calibration made (stage embed)
-        int8_model = find_int8_model(layout.DENSE) if index.precision == INT8 else None
-        if index.precision == INT8 and int8_model is None:
-            raise CollectionError(f"index.precision is onnx-int8 but {layout.DENSE / 'int8'} "
-                                  "holds no int8 model: run stage embed first")
+        # a user's collection has no tuning half: it is read as the precedents are, with the
+        # int8 model the project's own calibration made (stage embed)
+        precision = task_precision(index, "precedents")
+        int8_model = find_int8_model(layout.DENSE) if precision == INT8 else None
+        if precision == INT8 and int8_model is None:
+            log.warning("index.precision is onnx-int8 but %s holds no int8 model (stage "
+                        "embed): this collection is embedded in float32", layout.DENSE / "int8")
+            precision = "float32"
         build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(), index.encoder,
                          paths.dense_dir / "precedents", batch_size=index.batch_size,
-                         precision=index.precision, max_seq_length=index.max_seq_length,
+                         precision=precision, max_seq_length=index.max_seq_length,
                          int8_model=int8_model)
     else:
         log.info("no chosen condition reads a vector: %d chunks left unembedded", len(table))

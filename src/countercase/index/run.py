@@ -142,41 +142,60 @@ def calibration_texts(chunks: pd.DataFrame, tuning: set[str], n: int,
     import random
 
     texts = chunks[chunks["doc_id"].isin(tuning)].sort_values("chunk_id")["text"].tolist()
-    if len(texts) < 2 * n:
-        raise ValueError(f"{len(texts)} tuning-half chunks, fewer than the {2 * n} the int8 "
-                         "calibration draws")
+    if not texts:
+        raise ValueError("no chunk of the tuning judgments to calibrate int8 on")
+    if len(texts) < 2 * n:  # a small collection: half of what there is each
+        log.warning("%d tuning chunks: the int8 calibration draws %d, not %d", len(texts),
+                    len(texts) // 2, n)
+        n = max(1, len(texts) // 2)
     drawn = random.Random(seed).sample(texts, 2 * n)
     return drawn[:n], drawn[n:]
+
+
+def task_precision(params: IndexParams, task: str) -> str:
+    """The precision ``task``'s vectors (and its queries) are made in: ``index.precision``,
+    except that onnx-int8 holds only for the collections in ``index.int8_tasks`` (the others
+    float32; configs/int8_choice.yaml says why)."""
+    from countercase.index.encoders import INT8
+
+    if params.precision == INT8 and task not in params.int8_tasks:
+        return "float32"
+    return params.precision
 
 
 def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
               params: IndexParams = IndexParams(), tuning: set[str] | None = None,
               seed: int = 2019) -> dict[str, Any]:
-    """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``). In
-    ``onnx-int8`` the int8 model is made first (``out/int8``), calibrated on chunks of the
-    ``tuning`` judgments (the citation collection's tuning half)."""
+    """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``), each in
+    :func:`task_precision`. For onnx-int8 the int8 model is made first (``out/int8``),
+    calibrated on chunks of the ``tuning`` judgments (the citation collection's tuning half)."""
     from countercase.index.encoders import INT8, load_encoder, write_int8_model
 
+    precisions = {task: task_precision(params, task) for task in layout.TASKS}
     int8_model = None
-    if params.precision == INT8:
+    if INT8 in precisions.values():
         if not tuning:
             raise ValueError("onnx-int8 is calibrated on the tuning half: give its judgments")
         table = pd.read_parquet(chunks_path, columns=["chunk_id", "doc_id", "text"])
         calibration, _ = calibration_texts(table, tuning, params.int8_calibration_texts, seed)
         int8_model = str(write_int8_model(params.encoder, calibration, out / "int8",
                                           params.int8_method, params.max_seq_length))
-    encoder = load_encoder(params.encoder, precision=params.precision,
-                           max_seq_length=params.max_seq_length, int8_model=int8_model)
+    loaded: dict[str, Any] = {}
     timing: dict[str, float] = {}
     counts: dict[str, int] = {}
     for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):
+        precision = precisions[task]
+        if precision not in loaded:
+            loaded[precision] = load_encoder(
+                params.encoder, precision=precision, max_seq_length=params.max_seq_length,
+                int8_model=int8_model if precision == INT8 else None)
         table = pd.read_parquet(path, columns=["chunk_id", "text"])
         started = time.perf_counter()
         embedded = build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(),
                                     params.encoder, out / task, batch_size=params.batch_size,
-                                    encoder=encoder, precision=params.precision,
+                                    encoder=loaded[precision], precision=precision,
                                     max_seq_length=params.max_seq_length,
-                                    int8_model=int8_model)
+                                    int8_model=int8_model if precision == INT8 else None)
         seconds = time.perf_counter() - started
         counts[f"n_{task}_chunks"] = len(table)
         if not embedded:  # nothing was encoded: no speed to report (the caller keeps the last)
@@ -185,4 +204,4 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
         timing[f"{task}_seconds"] = round(seconds, 2)
         timing[f"{task}_passages_per_second"] = round(len(table) / seconds, 2)
     return {**counts, "encoder": params.encoder, "precision": params.precision,
-            "timing": timing}
+            "precisions": precisions, "timing": timing}

@@ -250,7 +250,9 @@ def report(predicted: dict, default_stages: list[str]) -> str:
             continue
         total += found["seconds"]
         lines.append(f"  {stage:<16} {found['seconds'] / 60:6.1f} min  (from {found['from']})")
-    lines.append(f"  {'total':<16} {total / 60:6.1f} min, one stage at a time")
+    missing = sum(1 for stage in default_stages if stage not in predicted)
+    lines.append(f"  {'total':<16} {total / 60:6.1f} min, one stage at a time"
+                 + (f", {missing} stages unpredicted" if missing else ""))
     return "\n".join(lines)
 
 

@@ -548,9 +548,11 @@ def stage_times(o: Outputs) -> str:
 def cpu_classes(o: Outputs) -> str:
     from countercase.report import calibrate
 
-    stages = list(o.yaml("dvc.yaml")["stages"])
-    return calibrate.class_table(o.json(str(calibrate.CALIBRATION)) or {},
-                                 o.json(str(calibrate.STAGES_BY_CPU)) or {}, stages)
+    pipeline, timed = o.yaml("dvc.yaml"), o.json(str(calibrate.STAGES_BY_CPU))
+    if not pipeline or not timed:
+        return f"*missing: {calibrate.STAGES_BY_CPU} (no stage has run yet)*\n"
+    return calibrate.class_table(o.json(str(calibrate.CALIBRATION)) or {}, timed,
+                                 list(pipeline["stages"]))
 
 
 def scaleout(o: Outputs) -> str:

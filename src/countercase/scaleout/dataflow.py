@@ -40,6 +40,7 @@ import pandas as pd
 from countercase.config import ExtractParams, IndexParams, IngestParams, ScaleoutParams
 from countercase.extract.run import Extracted, extract_document, write_extract
 from countercase.extract.segment import Segment
+from countercase.index.run import task_precision
 from countercase.ingest.document import Document
 from countercase.ingest.run import line_spans, read_documents
 from countercase.scaleout.engine import Engine
@@ -247,8 +248,12 @@ def embed_shards(chunks: Path, out: Path, params: ScaleoutParams,
         raise ValueError(f"scaleout.shard_chunks ({size}) must be a multiple of "
                          f"index.batch_size ({index.batch_size}): a batch must not straddle "
                          "two shards")
+    # the int8 model is calibrated by stage embed on the citation tuning half, which a scale-out
+    # run has not got: its shards embed in float32 where the precedents use int8
+    precision = "float32" if task_precision(index, "precedents") == "onnx-int8" else \
+        index.precision
     return [EmbedShard(n, str(out / f"embeddings-{n:05d}.npy"), str(chunks), begin,
-                       min(begin + size, rows), index.encoder, index.precision,
+                       min(begin + size, rows), index.encoder, precision,
                        index.batch_size, params.threads_per_worker, index.max_seq_length)
             for n, begin in enumerate(range(0, rows, size))]
 
@@ -260,8 +265,8 @@ def merge_embeddings(shards: list[EmbedShard], chunks: Path, out: Path, index: I
     table = pd.read_parquet(chunks, columns=["chunk_id", "text"])
     matrix = np.concatenate([np.load(s.out) for s in shards]) if shards else np.zeros((0, 0))
     store_embeddings(out, table["chunk_id"].tolist(), table["text"].tolist(), matrix,
-                     index.encoder, index.batch_size, index.precision, seconds,
-                     index.max_seq_length)
+                     index.encoder, index.batch_size, shards[0].precision if shards else
+                     index.precision, seconds, index.max_seq_length)
 
 
 def run_dataflow(out: Path, params: ScaleoutParams, extract: ExtractParams,
