@@ -23,6 +23,7 @@ from countercase.config import load_params
 from countercase.datasets.citations import read_citations
 from countercase.index import encoders
 from countercase.index.run import calibration_texts
+from countercase.report.calibrate import cpu_class
 from countercase.runtime.models import encoder_dir
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     vectors, speed = _timed(model, texts, "onnx-int8")
     other = model.encode(texts, batch_size=8)
     cosine = (vectors * ref_vectors).sum(axis=1)
-    result = {"cpu": __import__("countercase.report.calibrate", fromlist=["cpu_class"]).cpu_class(),
+    result = {"cpu": cpu_class(),
               "encoder": index.encoder, "max_seq_length": index.max_seq_length, "threads": 2,
               "calibration": {"texts": args.n, "drawn_from": "citations/tuning query judgments' "
                               "chunks", "seed": seed, "methods": methods, "chosen": chosen},
