@@ -78,7 +78,7 @@ class ExtractParams(_Section):
 
 class IndexParams(_Section):
     encoder: str = "all-MiniLM-L6-v2"  # or all-mpnet-base-v2, or a sentence-transformers folder
-    precision: Literal["float32", "onnx-float32", "onnx-int8"] = "onnx-int8"  # encoders
+    precision: Literal["float32", "onnx-float32", "onnx-int8"] = "float32"  # encoders
     # word pieces the encoder reads of a chunk (incl. [CLS] and [SEP]; at most its own limit):
     # the embedding's cost is linear in it (configs/budget_rule.yaml)
     max_seq_length: int = Field(128, ge=8)
