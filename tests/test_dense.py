@@ -12,8 +12,8 @@ import pytest
 
 from countercase.index import encoders
 from countercase.index.dense import DenseIndex, build_embeddings, read_meta, texts_sha256
-from countercase.index.encoders import (StaleInt8Error, after_gelu, embed, load_encoder,
-                                         write_int8_model)
+from countercase.index.encoders import (MissingInt8Error, StaleInt8Error, after_gelu, embed,
+                                         load_encoder, write_int8_model)
 from countercase.runtime import models
 from countercase.runtime.models import EncoderUnavailableError
 
@@ -334,6 +334,9 @@ def test_an_int8_model_of_other_weights_is_refused_naming_both_hashes(onnx_cache
                      int8_model=stale / int8_model.name)
     with pytest.raises(ValueError, match="needs the int8 model"):
         load_encoder(MINILM, onnx_cache, precision="onnx-int8")
+    with pytest.raises(MissingInt8Error, match="model.int8-gone.onnx"):
+        load_encoder(MINILM, onnx_cache, precision="onnx-int8",
+                     int8_model=stale / "model.int8-gone.onnx")
 
 
 def test_a_precision_needs_its_own_encoder(paragraphs, encoder, onnx_cache, int8_model):

@@ -49,6 +49,10 @@ class StaleInt8Error(CountercaseError, ValueError):
     """An int8 model made from other float32 weights than the encoder's."""
 
 
+class MissingInt8Error(CountercaseError, FileNotFoundError):
+    """The int8 model the embeddings name is not where they say."""
+
+
 def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "float32",
                  threads: int = 2, device: str = "auto", max_seq_length: int | None = None,
                  int8_model: str | Path | None = None):
@@ -67,8 +71,11 @@ def load_encoder(name: str, cache_dir: Path | None = None, precision: str = "flo
             raise ValueError("precision onnx-int8 needs the int8 model stage embed wrote "
                              "(int8_model in the embeddings' meta.json)")
         int8_model = Path(int8_model)
-        made_from = json.loads((int8_model.parent / "settings.json").read_text())[
-            "float32_weights_sha256"]
+        settings = int8_model.parent / "settings.json"
+        if not int8_model.is_file() or not settings.is_file():
+            raise MissingInt8Error(f"the int8 model {int8_model} (or its settings.json) is "
+                                   "missing: run stage embed again")
+        made_from = json.loads(settings.read_text())["float32_weights_sha256"]
         current = _weights_sha256(directory)
         if made_from != current:
             raise StaleInt8Error(f"{int8_model} was made from float32 weights {made_from[:16]}, "
@@ -102,7 +109,7 @@ def embed(encoder, texts: Sequence[str], batch_size: int = 32,
     The ONNX precisions need the encoder :func:`load_encoder` gave for them.
     """
     _check(precision)
-    if (precision != "float32") != isinstance(encoder, OnnxSentenceEncoder):
+    if (precision not in TORCH_PRECISIONS) != isinstance(encoder, OnnxSentenceEncoder):
         raise ValueError(f"precision {precision!r} needs the encoder load_encoder gives for it, "
                          f"not a {type(encoder).__name__}")
     texts = list(texts)

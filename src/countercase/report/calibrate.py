@@ -145,28 +145,28 @@ UNITS = {"encoder": lambda: _torch_unit("encoder"),
 
 
 def cpu_class() -> str:
-    """The CPU's model name and its widest vector extension (standard library only: ``make
-    repro`` calls it before anything is installed)."""
-    model, flags = "unknown CPU", set()
+    """The CPU's model name and its widest vector extension."""
+    from countercase.runtime.cpu import model_name
+
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model == "unknown CPU":
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
+        flags = next((set(line.split(":", 1)[1].split()) for line in
+                      Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), set())
     except OSError:
-        pass
+        flags = set()
     isa = next((name for flag, name in (("amx_tile", "amx"), ("avx512_bf16", "avx512-bf16"),
                                        ("avx512f", "avx512"), ("avx2", "avx2"))
                 if flag in flags), "baseline")
-    return f"{model} / {isa}"
+    return f"{model_name()} / {isa}"
 
 
-def _read(path: Path) -> dict:
+def read_json(path: Path) -> dict:
+    """The JSON object at ``path``, or {} where it is missing, unreadable or not an object."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        found = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _write(path: Path, data: dict) -> None:
@@ -189,7 +189,7 @@ def measure(kinds: list[str] | None = None, path: Path = CALIBRATION) -> dict:
             missing[kind] = f"{type(error).__name__}: {last}"
             log.warning("the %s unit cannot run here (%s); its stages are not predicted",
                         kind, missing[kind])
-    table = _read(path)
+    table = read_json(path)
     entry = {"units": units, "source": "measured",
              "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if missing:
@@ -297,9 +297,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="where the prediction is kept for make repro's record")
     args = parser.parse_args(argv)
     here = cpu_class()
-    if args.action == "measure" or here not in _read(CALIBRATION):
+    if args.action == "measure" or here not in read_json(CALIBRATION):
         measure(args.unit)
-    predicted = predict(here, _read(CALIBRATION), _read(STAGES_BY_CPU))
+    predicted = predict(here, read_json(CALIBRATION), read_json(STAGES_BY_CPU))
     stages = _default_stages()
     print(f"predicted stage times on {here}:\n{report(predicted, stages)}")
     _write(args.out, {"cpu_class": here, "stages": {s: predicted[s] for s in stages

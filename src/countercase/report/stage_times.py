@@ -79,7 +79,7 @@ def record(stage: str, seconds: float, path: Path = SUMMARY,
                  "total_seconds": round(sum(s["seconds"] for s in stages.values()), 1),
                  "total_minutes": round(sum(s["seconds"] for s in stages.values()) / 60, 1)}
         _replace(path, table)
-        classes = read_json(by_cpu)
+        classes = calibrate.read_json(by_cpu)
         classes.setdefault(calibrate.cpu_class(), {})[stage] = entry["seconds"]
         _replace(Path(by_cpu), classes, sort_keys=True)
     return table
@@ -95,14 +95,6 @@ def _locked(path: Path):
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def read_json(path: Path) -> dict:
-    try:
-        found = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _replace(path: Path, data: dict, sort_keys: bool = False) -> None:

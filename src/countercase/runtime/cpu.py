@@ -37,16 +37,22 @@ def native_bf16() -> bool:
         return False
 
 
+def model_name() -> str:
+    """The CPU's model name (standard library only)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        lines = []
+    return next((line.split(":", 1)[1].strip() for line in lines
+                 if line.startswith("model name")), platform.processor() or "unknown CPU")
+
+
 def facts() -> dict:
     """The CPU as the numeric libraries see it."""
     import torch
 
-    model = platform.processor()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        model = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-                      if line.startswith("model name")), model)
-    return {"model": model, "torch": torch.__version__,
+    return {"model": model_name(), "torch": torch.__version__,
             "capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16()}
 
 
