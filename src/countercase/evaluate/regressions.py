@@ -22,12 +22,15 @@ import yaml
 from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
+from countercase.index.encoders import INT8
 from countercase.experiment.measures import MEASURES
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.registry import BY_NAME, SystemSpec, candidate_params
 from countercase.runtime.digests import sha256_files
 
 TOLERANCE = 1e-4
+# the index settings that only onnx-int8 reads (configs/int8_rule.yaml)
+INT8_SETTINGS = ("int8_method", "int8_calibration_texts", "int8_tasks")
 # (collection, condition) -> measure -> score
 Scores = dict[tuple[str, str], dict[str, float]]
 
@@ -96,6 +99,9 @@ def configuration(condition: SystemSpec, params: Params,
             params.retrieve, params.evaluate.chunk_depth,
             **choices.resolve(condition.overrides, strict=False)).model_dump(exclude={"system"})
         config["index"] = params.index.model_dump()
+        if params.index.precision != INT8:  # int8's calibration settings govern nothing then
+            for name in INT8_SETTINGS:
+                config["index"].pop(name)
     if condition.dense_dir is not None:  # another encoder: the fine-tuned one and its training
         from countercase.index.dense import read_meta
 
