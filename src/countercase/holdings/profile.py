@@ -111,12 +111,15 @@ def profile(doc_id: str, text: str, act_sections: Iterable[str] = ()) -> Profile
         if role == "decided":
             seen[key][4] = "decided"
 
+    # read over the whole text, so that "the Act" resolves as the judgment defines it
+    mentions = find_sections(text)
     for a, b in _sentences(text, reasons):
         piece = text[a:b]
         cue = bool(_CUE.search(piece))
-        for m in find_sections(piece):
-            note("provision", m.section_id, "decided" if cue else "mentioned",
-                 a + m.start, a + m.end, (a, b))
+        for m in mentions:
+            if a <= m.start < b:
+                note("provision", m.section_id, "decided" if cue else "mentioned",
+                     m.start, m.end, (a, b))
         for s, e, kind in evidence_mentions(piece):
             note("evidence", kind, "weighed", a + s, a + e, (a, b))
         for s, e, _, kind in role_mentions(piece):
