@@ -264,6 +264,19 @@ class CitationsParams(_Section):
     tuning_share: float = Field(0.5, gt=0, lt=1)  # the seeded half every choice is made on
 
 
+class TargetsParams(_Section):
+    """Stages holdings and targets (countercase.holdings): holding profiles and the
+    citation-grounded targets of an edit."""
+
+    sample: int = Field(100, ge=1)  # judgments of the labelled accuracy sample (seeded)
+    per_type: int = Field(4, ge=1)  # root edits per fact type of every citation case
+    lift: float = Field(2.0, gt=1)  # a target's citing rate against the other group's, at least
+    min_citing: int = Field(2, ge=1)  # judgments of the group that must cite a target
+    min_holders: int = Field(5, ge=1)  # judgments each side of the edit must have
+    prior: float = Field(5.0, ge=0)  # pseudo-judgments at the precedent's base rate, per group
+    alpha: float = Field(0.1, gt=0, le=1)  # a target's one-sided Fisher exact p, at most
+
+
 class LlmParams(_Section):
     """The local LLM's recorded answers (countercase.runtime.recording)."""
 
@@ -354,6 +367,7 @@ class Params(_Section):
     perturb: PerturbParams = PerturbParams()
     reranker: RerankerParams = RerankerParams()
     citations: CitationsParams = CitationsParams()
+    targets: TargetsParams = TargetsParams()
     biencoder: BiencoderParams = BiencoderParams()
     llm: LlmParams = LlmParams()
     rerank_llm: RerankLlmParams = RerankLlmParams()

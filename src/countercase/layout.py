@@ -24,6 +24,7 @@ NER_DATA = RAW / "ner" / "inlegalner_bio"
 RHETORICAL_ROLES = RAW / "rhetorical_roles"
 GOLD = Path("data/gold")  # hand-labelled gold sets, each with its labelling rules beside it
 DISPOSITIVE_GOLD = GOLD / "dispositive_facts.jsonl"
+HOLDING_GOLD = GOLD / "holding_profiles.jsonl"  # provisions decided, per sampled judgment
 PERTURBATION_LABELS = GOLD / "perturbation_labels.jsonl"  # hand labels of the LLM check's sample
 LEGAL_AUDIT = GOLD / "legal_audit"  # issue 41: samples of root perturbations and their labels
 LLM_CALIBRATION = GOLD / "llm_calibration"  # issue 41: the LLM check's labelled candidates
@@ -54,6 +55,12 @@ FACTSHEETS = PROCESSED / "factsheets"
 JUDGMENT_SHEETS = FACTSHEETS / "judgments.jsonl"
 ADJACENCY = PROCESSED / "adjacency"
 SECTION_EDGES = ADJACENCY / "section_edges.parquet"
+# what each judgment's holding turns on (stage holdings) and the citation-grounded targets of
+# every citation case's root edits (stage targets)
+HOLDINGS = PROCESSED / "holdings"
+HOLDING_PROFILES = HOLDINGS / "profiles.jsonl"
+TARGETS = PROCESSED / "targets"
+CASE_TARGETS = TARGETS / "targets.jsonl"
 INDEX = PROCESSED / "index"
 FACT_INDEX = PROCESSED / "fact_index"  # the judgments' fact sheets as legal-fact tokens
 STATUTE_CHUNKS = INDEX / "statutes_chunks.parquet"
@@ -76,6 +83,7 @@ BIENCODER_SPLIT = BIENCODER / "split.json"  # its train and dev queries of the c
 DENSE_FT = PROCESSED / "dense_ft"  # the chunks embedded by that encoder
 TUNING_CHOICE = Path("configs/tuning_choice.yaml")  # what `tune` chose and the rule, before the test
 TUNING_FT_CHOICE = Path("configs/tuning_ft_choice.yaml")  # the fine-tuned encoder's weight (tune_ft)
+HOLDINGS_CHOICE = Path("configs/holdings_choice.yaml")  # the scorer of provisions decided
 SYSTEMS = Path("configs/systems.yaml")  # the registry of retrieval systems, by name
 RERANKER_CHOICE = Path("configs/reranker_choice.yaml")  # the reranker on or off (train_reranker)
 TREES_CHOICE = Path("configs/trees_choice.yaml")  # the trees' fact weight (perturb)
@@ -153,6 +161,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "embed": {"outs": (DENSE,), "metrics": (timing("embed"),)},
     "latency": {"outs": (), "metrics": (metrics("latency"),)},
     "citations": {"outs": (CITATIONS,), "metrics": (metrics("citations"),)},
+    "holdings": {"outs": (HOLDINGS,), "metrics": (metrics("holdings"),)},
+    "targets": {"outs": (TARGETS,), "metrics": (metrics("targets"),)},
     "tune": {"outs": (metrics("tuning"), TUNING_CHOICE), "metrics": ()},
     "train_reranker": {"outs": (RERANKER, RERANKER_CHOICE),
                        "metrics": (metrics("reranker"), timing("reranker"))},

@@ -159,6 +159,35 @@ STAGES: tuple[Stage, ...] = (
         params=("seed", "citations"),
     ),
     Stage(
+        "holdings", DEFAULT,
+        f"countercase holdings --documents {L.DOCUMENTS} --metadata {L.METADATA} --gold "
+        f"{L.HOLDING_GOLD} --choice {L.HOLDINGS_CHOICE} --out {L.HOLDINGS} --metrics "
+        f"{L.metrics('holdings')}",
+        why=("what each judgment's holding turns on (issue 57): the provisions its reasons decide, "
+             "the evidence, parties and thresholds they state, with spans; scored on a labelled "
+             "sample"),
+        deps=(L.DOCUMENTS,
+              L.METADATA,
+              (L.HOLDING_GOLD, "the labelled sample (data/gold/holding_profiles.md)"),
+              (L.HOLDINGS_CHOICE, "the learned scorer, chosen on the sample's development half")),
+    ),
+    Stage(
+        "targets", DEFAULT,
+        f"countercase targets --citations {L.CITATIONS} --documents {L.DOCUMENTS} --sheets "
+        f"{L.JUDGMENT_SHEETS} --metadata {L.METADATA} --edges {L.SECTION_EDGES} --profiles "
+        f"{L.HOLDING_PROFILES} --out {L.TARGETS} --metrics {L.metrics('targets')}",
+        why=("citation-grounded counterfactual targets (issue 57): for each root edit of every "
+             "citation case, the precedents judgments holding the new value cite markedly more "
+             "(appear) or less (drop), leave-one-out"),
+        deps=(L.CITATIONS,
+              L.DOCUMENTS,
+              L.JUDGMENT_SHEETS,
+              L.METADATA,
+              L.SECTION_EDGES,
+              L.HOLDINGS),
+        params=("targets", "perturb.case_chars"),
+    ),
+    Stage(
         "tune", DEFAULT,
         f"countercase tune --aila-dir {L.AILA} --citations {L.CITATIONS} --out "
         f"{L.metrics('tuning')} --choice {L.TUNING_CHOICE}",

@@ -1,10 +1,11 @@
 """A judgment's holding profile: the facts its Ratio and Held segments turn on, each with its span.
 
-- **provisions**: every section or article the reasons cite, with a role. ``decided`` when the
-  court applies or construes it there: a mention inside a sentence with a decision cue
-  (convicted under, punishable under, attracted, ultra vires, falls within, ...), or cited in
-  at least :data:`REPEATED` sentences of the reasons; else ``mentioned``. A provision the
-  judgment cites only outside its reasons is not in the profile.
+- **provisions**: the sections and articles the judgment cites, with a role: ``decided`` when
+  the court applies or construes it, else ``mentioned`` (only those its reasons cite). With a
+  :class:`~countercase.holdings.decided.Scorer` (``configs/holdings_choice.yaml``) a provision is
+  decided when its learned score reaches the chosen threshold, wherever the judgment cites it;
+  without one, by the first rule, kept for comparison: a mention inside a sentence of the
+  reasons with a decision cue, or in at least :data:`REPEATED` sentences of them.
 - **evidence**: the evidence types the reasons weigh (the rule extractor's vocabulary).
 - **parties**: the party types the reasons name as a party's status (the defaults left out).
 - **boundaries**: each number of the reasons (age, amount, duration) and the side it lies on of
@@ -16,34 +17,24 @@ stage; nothing is guessed from the rest of the text.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 from countercase.extract.act_sections import find_sections
-from countercase.extract.segment import Segment, segment
+from countercase.extract.segment import segment
 from countercase.factsheet.categories import categories as read_categories
 from countercase.factsheet.rules import (evidence_mentions, find_ages, find_amounts,
                                          find_durations, role_mentions)
 from countercase.factsheet.thresholds import in_days, load_thresholds
+from countercase.holdings.decided import CUE, REASONS, Scorer, features, sentences
 
-REASONS = ("Ratio", "Held")  # the segments that state what the court decided and why
 DEFAULT_TYPES = frozenset({"Individual", "Unknown"})
-REPEATED = 2  # sentences of the reasons citing a provision that make it decided without a cue
-_CUE = re.compile(
-    r"\b(?:convict\w*|acquit\w*|guilty|offences?\s+(?:under|punishable)|punishable|"
-    r"charged?\s+(?:under|with)|sentenced?|attract\w*|appl(?:y|ies|ied|icable|icability)|"
-    r"invok\w*|ultra\s+vires|intra\s+vires|unconstitutional|constitutional\s+validity|"
-    r"violat\w*|contraven\w*|infring\w*|struck\s+down|(?:falls?|fell|come|comes|came)\s+"
-    r"(?:within|under)|covered\s+by|ingredients?|made\s+out|mandatory|barred|"
-    r"(?:benefit|protection)\s+of|entitled\s+(?:to|under)|in\s+terms\s+of|"
-    r"(?:we|court)\s+(?:hold|held)|interpret\w*|constru\w*|meaning\s+of|scope\s+of)", re.I)
-_SENTENCE = re.compile(r"(?<=[.;:!?])\s+(?=[\"'(A-Z0-9])")
+REPEATED = 2  # the first rule: sentences of the reasons citing a provision that make it decided
 
 
 @dataclass(frozen=True)
 class Held:
-    """One value of the profile and where the reasons state it."""
+    """One value of the profile and where the judgment states it."""
 
     kind: str  # provision | evidence | party | boundary
     value: str  # a canonical section id, an evidence or party type, "ages<18" / "ages>=18"
@@ -52,6 +43,7 @@ class Held:
     end: int
     quote: str  # the sentence it was read from
     support: int = 1  # how many sentences of the reasons state it
+    score: float | None = None  # a provision's learned score of being decided
 
 
 @dataclass
@@ -72,50 +64,41 @@ class Profile:
         return cls(row["doc_id"], row["reasons_chars"], [Held(**h) for h in row["held"]])
 
 
-def _sentences(text: str, segments: Iterable[Segment]) -> list[tuple[int, int]]:
-    """The reasons' sentences as offsets into ``text``."""
-    out = []
-    for seg in segments:
-        start = seg.start
-        for m in _SENTENCE.finditer(text, seg.start, seg.end):
-            if m.start() > start:
-                out.append((start, m.start()))
-            start = m.end()
-        if seg.end > start:
-            out.append((start, seg.end))
-    return out
-
-
 def _quote(text: str, start: int, end: int, limit: int = 400) -> str:
     quote = " ".join(text[start:end].split())
     return quote if len(quote) <= limit else quote[:limit - 3] + "..."
 
 
-def profile(doc_id: str, text: str, act_sections: Iterable[str] = ()) -> Profile:
+def _sentence_of(text: str, pos: int) -> tuple[int, int]:
+    start = max(text.rfind(". ", 0, pos) + 2, 0)
+    end = text.find(". ", pos)
+    return start, (len(text) if end < 0 else end + 1)
+
+
+def profile(doc_id: str, text: str, act_sections: Iterable[str] = (),
+            scorer: Scorer | None = None) -> Profile:
     """``doc_id``'s holding profile, read from its full ``text``; ``act_sections``: the
     sections its metadata cites (its legal domains, for the thresholds)."""
-    reasons = [s for s in segment(text) if s.section_type in REASONS]
+    segments = segment(text)
+    reasons = [s for s in segments if s.section_type in REASONS]
     found = Profile(doc_id, sum(s.end - s.start for s in reasons))
     if not reasons:
         return found
     domains = set(read_categories(list(act_sections), text))
     thresholds = load_thresholds()
-    # value -> [first (start, end), its sentence, sentences, role]
-    seen: dict[tuple[str, str], list] = {}
+    seen: dict[tuple[str, str], list] = {}  # value -> [start, end, first sentence, sentences, role]
 
     def note(kind: str, value: str, role: str, start: int, end: int, sent: tuple[int, int]):
-        key = (kind, value)
-        if key not in seen:
-            seen[key] = [start, end, sent, set(), role]
-        seen[key][3].add(sent)
+        entry = seen.setdefault((kind, value), [start, end, sent, set(), role])
+        entry[3].add(sent)
         if role == "decided":
-            seen[key][4] = "decided"
+            entry[4] = "decided"
 
     # read over the whole text, so that "the Act" resolves as the judgment defines it
     mentions = find_sections(text)
-    for a, b in _sentences(text, reasons):
+    for a, b in sentences(text, reasons):
         piece = text[a:b]
-        cue = bool(_CUE.search(piece))
+        cue = bool(CUE.search(piece))
         for m in mentions:
             if a <= m.start < b:
                 note("provision", m.section_id, "decided" if cue else "mentioned",
@@ -136,9 +119,24 @@ def profile(doc_id: str, text: str, act_sections: Iterable[str] = ()) -> Profile
                     side = ">=" if value >= t.value else "<"
                     note("boundary", f"{kind}{side}{t.value:g}", side,
                          a + span.start, a + span.end, (a, b))
+    scores = ({sid: scorer.score(v) for sid, v in features(text, segments, mentions).items()}
+              if scorer is not None else {})
     for (kind, value), (start, end, sent, sents, role) in seen.items():
-        if kind == "provision" and len(sents) >= REPEATED:
-            role = "decided"
-        found.held.append(Held(kind, value, role, start, end, _quote(text, *sent), len(sents)))
+        score = None
+        if kind == "provision":
+            if scorer is not None:
+                score = round(scores[value], 4)
+                role = "decided" if score >= scorer.threshold else "mentioned"
+            elif len(sents) >= REPEATED:
+                role = "decided"
+        found.held.append(Held(kind, value, role, start, end, _quote(text, *sent), len(sents),
+                               score))
+    # a provision the scorer finds decided though the reasons never cite it
+    for sid, score in scores.items():
+        if ("provision", sid) not in seen and score >= scorer.threshold:
+            first = next(m for m in mentions if m.section_id == sid)
+            found.held.append(Held("provision", sid, "decided", first.start, first.end,
+                                   _quote(text, *_sentence_of(text, first.start)), 0,
+                                   round(score, 4)))
     found.held.sort(key=lambda h: (h.kind, h.start, h.value))
     return found

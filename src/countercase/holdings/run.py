@@ -1,12 +1,15 @@
 """Stage ``holdings``: every corpus judgment's holding profile (:mod:`.profile`), and its
-accuracy on the labelled sample where one is committed (``data/gold/holding_profiles.jsonl``:
-per sampled judgment, each provision its text cites and whether the labeller judged it decided).
+accuracy on the labelled sample (``data/gold/holding_profiles.jsonl``: per sampled judgment,
+each provision its text cites and whether the labeller judged it decided).
+
+``countercase holdings-fit`` chooses the learned scorer (:mod:`.decided`) on the sample's
+development half and writes ``configs/holdings_choice.yaml``; the stage scores it on the test
+half only, and the first rule on both halves.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import random
 import time
 from collections import Counter
@@ -14,14 +17,15 @@ from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
+import yaml
 from tqdm import tqdm
 
 from countercase.datasets.ids import natural_key
 from countercase.extract.act_sections import find_sections
+from countercase.extract.segment import segment
+from countercase.holdings.decided import FEATURES, Scorer, choose, features, split
 from countercase.holdings.profile import Profile, profile
 from countercase.ingest.run import read_documents
-
-log = logging.getLogger(__name__)
 
 
 def read_profiles(path: Path) -> dict[str, Profile]:
@@ -29,18 +33,25 @@ def read_profiles(path: Path) -> dict[str, Profile]:
         return {p.doc_id: p for p in (Profile.from_json(json.loads(line)) for line in handle)}
 
 
-def build(documents: Path, metadata: Path, out: Path) -> dict[str, Profile]:
-    """Every judgment's profile, written to ``out`` as JSON lines in id order."""
-    texts = {d.doc_id: d.text for d in read_documents(documents)}
+def read_gold(path: Path) -> list[dict]:
+    with Path(path).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def read_scorer(path: Path) -> Scorer | None:
+    if not Path(path).is_file():
+        return None
+    found = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return Scorer(tuple(found["weights"]), found["threshold"], found["precise"])
+
+
+def _texts(documents: Path) -> dict[str, str]:
+    return {d.doc_id: d.text for d in read_documents(documents)}
+
+
+def _acts(metadata: Path) -> dict[str, list[str]]:
     meta = pd.read_parquet(metadata, columns=["doc_id", "act_sections"])
-    acts = {d: list(s) if s is not None else [] for d, s in zip(meta["doc_id"], meta["act_sections"])}
-    found = {}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as handle:
-        for doc in tqdm(sorted(texts, key=natural_key), desc="holding profiles", unit="judgment"):
-            found[doc] = profile(doc, texts[doc], acts.get(doc, ()))
-            handle.write(json.dumps(found[doc].to_json(), sort_keys=True) + "\n")
-    return found
+    return {d: list(s) if s is not None else [] for d, s in zip(meta["doc_id"], meta["act_sections"])}
 
 
 def sample(texts: dict[str, str], seed: int, size: int) -> list[str]:
@@ -50,45 +61,78 @@ def sample(texts: dict[str, str], seed: int, size: int) -> list[str]:
     return sorted(random.Random(seed).sample(eligible, size), key=natural_key)
 
 
-def read_gold(path: Path) -> list[dict]:
-    with Path(path).open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def accuracy(profiles: dict[str, Profile], gold: Iterable[dict]) -> dict:
-    """Precision and recall of the provisions decided, against the labeller's: a pair (judgment,
-    provision) is decided by the profile when its role is ``decided``."""
-    gold = list(gold)
-    docs = sorted({g["doc_id"] for g in gold}, key=natural_key)
+def accuracy(profiles: dict[str, Profile], gold: Iterable[dict], docs: Iterable[str] | None = None,
+             threshold: float | None = None) -> dict:
+    """Precision and recall of the provisions decided against the labeller's, over ``docs``
+    (default: every labelled judgment); ``threshold``: decided at that learned score instead of
+    the profile's role. The labeller's added provisions count as misses when not found."""
+    gold = [g for g in gold if docs is None or g["doc_id"] in set(docs)]
+    ids = sorted({g["doc_id"] for g in gold}, key=natural_key)
     truth = {(g["doc_id"], g["section_id"]) for g in gold if g["decided"]}
-    said = {(d, v) for d in docs if d in profiles
-            for v in profiles[d].values("provision", "decided")}
+    said = {(d, h.value) for d in ids if d in profiles for h in profiles[d].held
+            if h.kind == "provision" and (h.role == "decided" if threshold is None
+                                          else (h.score or 0) >= threshold)}
     hit = len(truth & said)
-    labellers = sorted({g["labeller"] for g in gold})
-    return {"n": len(docs), "pairs_labelled": len(gold), "decided_by_labeller": len(truth),
+    return {"n": len(ids), "pairs_labelled": len(gold), "decided_by_labeller": len(truth),
             "decided_by_profile": len(said),
             "precision": round(hit / len(said), 4) if said else None,
-            "recall": round(hit / len(truth), 4) if truth else None,
-            "labeller": "; ".join(labellers)}
+            "recall": round(hit / len(truth), 4) if truth else None}
 
 
-def summary(profiles: dict[str, Profile], gold: Path | None, seconds: float) -> dict:
+def fit_choice(documents: Path, gold: Path, seed: int, out: Path) -> dict:
+    """Choose the scorer on the sample's development half and write it to ``out``."""
+    labels = read_gold(gold)
+    docs = sorted({g["doc_id"] for g in labels}, key=natural_key)
+    dev, test = split(docs, seed)
+    texts = _texts(documents)
+    vectors = {d: features(texts[d], segment(texts[d]), find_sections(texts[d])) for d in dev}
+    scorer = choose(vectors, {(g["doc_id"], g["section_id"]): g["decided"] for g in labels}, dev)
+    choice = {"rule": ("logistic regression (L2 1.0) over FEATURES, fitted on the development "
+                       "half; threshold: the best F1 of leave-one-judgment-out scores there, "
+                       "precise: the lowest of those thresholds with precision >= 0.8"),
+              "features": list(FEATURES), "weights": list(scorer.weights),
+              "threshold": scorer.threshold, "precise": scorer.precise,
+              "development": dev, "test": test, "labels": str(gold)}
+    out.write_text(yaml.safe_dump(choice, sort_keys=False, width=100), encoding="utf-8")
+    return choice
+
+
+def summary(profiles: dict[str, Profile], seconds: float) -> dict:
     empty = sorted((d for d, p in profiles.items() if p.reasons_chars == 0), key=natural_key)
     kinds = Counter((h.kind, h.role) for p in profiles.values() for h in p.held)
-    with_value = {k: sum(1 for p in profiles.values() if p.values(k))
-                  for k in ("provision", "evidence", "party", "boundary")}
-    out = {"judgments": len(profiles), "empty": {"count": len(empty), "doc_ids": empty},
-           "values": {f"{k}/{r}": n for (k, r), n in sorted(kinds.items())},
-           "judgments_with": with_value,
-           "judgments_with_decided_provision": sum(
-               1 for p in profiles.values() if p.values("provision", "decided")),
-           "seconds": round(seconds, 1)}
-    if gold is not None and Path(gold).is_file():
-        out["accuracy"] = accuracy(profiles, read_gold(gold))
-    return out
+    return {"judgments": len(profiles), "empty": {"count": len(empty), "doc_ids": empty},
+            "values": {f"{k}/{r}": n for (k, r), n in sorted(kinds.items())},
+            "judgments_with": {k: sum(1 for p in profiles.values() if p.values(k))
+                               for k in ("provision", "evidence", "party", "boundary")},
+            "judgments_with_decided_provision": sum(
+                1 for p in profiles.values() if p.values("provision", "decided")),
+            "seconds": round(seconds, 1)}
 
 
-def run_holdings(documents: Path, metadata: Path, out: Path, gold: Path | None) -> dict:
+def run_holdings(documents: Path, metadata: Path, out: Path, gold: Path | None,
+                 choice: Path) -> dict:
+    """Every profile (``out/profiles.jsonl``) and the summary; its accuracy where labels are."""
     started = time.perf_counter()
-    profiles = build(documents, metadata, out / "profiles.jsonl")
-    return summary(profiles, gold, time.perf_counter() - started)
+    texts, acts, scorer = _texts(documents), _acts(metadata), read_scorer(choice)
+    profiles = {}
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "profiles.jsonl").open("w", encoding="utf-8") as handle:
+        for doc in tqdm(sorted(texts, key=natural_key), desc="holding profiles", unit="judgment"):
+            profiles[doc] = profile(doc, texts[doc], acts.get(doc, ()), scorer)
+            handle.write(json.dumps(profiles[doc].to_json(), sort_keys=True) + "\n")
+    found = summary(profiles, time.perf_counter() - started)
+    if gold is None or not Path(gold).is_file():
+        return found
+    labels = read_gold(gold)
+    labellers = sorted({g["labeller"] for g in labels})
+    first = {d: profile(d, texts[d], acts.get(d, ())) for d in {g["doc_id"] for g in labels}}
+    report = {"labeller": "; ".join(labellers), "first_rule": accuracy(first, labels)}
+    if scorer is not None:
+        chosen = yaml.safe_load(Path(choice).read_text(encoding="utf-8"))
+        test = chosen["test"]
+        report["first_rule_test"] = accuracy(first, labels, test)
+        report["learned_test"] = accuracy(profiles, labels, test, scorer.threshold)
+        report["learned_precise_test"] = accuracy(profiles, labels, test, scorer.precise)
+    found["accuracy"] = report
+    found["seconds"] = round(time.perf_counter() - started, 1)
+    return found

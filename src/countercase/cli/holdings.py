@@ -1,0 +1,87 @@
+"""Subcommands of holding profiles and citation-grounded targets: holdings, targets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase import layout
+from countercase.cli.base import (CITATIONS_OPTION, METADATA_OPTION, PARAMS_OPTION, app, require,
+                                  write_json)
+from countercase.config import load_params
+
+
+@app.command("holdings")
+def holdings(
+    documents: Path = typer.Option(layout.DOCUMENTS, help="The ingest stage's judgments."),
+    metadata: Path = METADATA_OPTION,
+    gold: Optional[Path] = typer.Option(layout.HOLDING_GOLD,
+                                        help="Labelled provisions of the accuracy sample."),
+    choice: Path = typer.Option(layout.HOLDINGS_CHOICE, help="The learned scorer (holdings-fit)."),
+    out: Path = typer.Option(layout.HOLDINGS, help="profiles.jsonl goes here."),
+    metrics: Path = typer.Option(layout.metrics("holdings")),
+) -> None:
+    """Every judgment's holding profile and, where labels are committed, its accuracy."""
+    from countercase.holdings.run import run_holdings
+
+    require(documents, "documents")
+    require(metadata, "metadata")
+    write_json(metrics, run_holdings(documents, metadata, out, gold, choice))
+
+
+@app.command("holdings-fit")
+def holdings_fit(
+    documents: Path = typer.Option(layout.DOCUMENTS, help="The ingest stage's judgments."),
+    gold: Path = typer.Option(layout.HOLDING_GOLD, help="The labelled sample."),
+    out: Path = typer.Option(layout.HOLDINGS_CHOICE),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Choose the learned scorer of provisions decided on the labelled sample's development
+    half (the test half is scored only by stage holdings)."""
+    from countercase.holdings.run import fit_choice
+
+    require(gold, "labelled sample")
+    found = fit_choice(documents, gold, load_params(params_path).seed, out)
+    print(f"{out}: threshold {found['threshold']}, precise {found['precise']}")
+
+
+@app.command("holdings-sample")
+def holdings_sample(
+    documents: Path = typer.Option(layout.DOCUMENTS, help="The ingest stage's judgments."),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Print the labelled sample's judgment ids (params.yaml seed and targets.sample)."""
+    from countercase.holdings.run import sample
+    from countercase.ingest.run import read_documents
+
+    params = load_params(params_path)
+    texts = {d.doc_id: d.text for d in read_documents(documents)}
+    print("\n".join(sample(texts, params.seed, params.targets.sample)))
+
+
+@app.command("targets")
+def targets(
+    citations: Path = CITATIONS_OPTION,
+    documents: Path = typer.Option(layout.DOCUMENTS),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS),
+    metadata: Path = METADATA_OPTION,
+    edges: Path = typer.Option(layout.SECTION_EDGES),
+    profiles: Path = typer.Option(layout.HOLDING_PROFILES),
+    out: Path = typer.Option(layout.TARGETS, help="targets.jsonl goes here."),
+    metrics: Path = typer.Option(layout.metrics("targets")),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Every citation case's root edits and their citation-grounded appear and drop sets."""
+    from countercase.holdings.case_targets import Inputs, run_targets
+    from countercase.holdings.targets import Settings
+
+    for path, what in ((citations, "citation collection"), (sheets, "fact sheets"),
+                       (profiles, "holding profiles"), (edges, "section edges")):
+        require(path, what)
+    params = load_params(params_path)
+    t = params.targets
+    write_json(metrics, run_targets(Inputs(citations, documents, sheets, metadata, edges, profiles),
+                                    out, Settings(t.lift, t.min_citing, t.min_holders, t.prior, t.alpha),
+                                    t.per_type, params.perturb.case_chars))
