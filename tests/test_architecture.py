@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "countercase"
 # offers (``runtime``) and what every trained model shares (``training``).
 BASE = {"errors", "layout", "config", "legal", "runtime", "training", "datasets"}
 LAYERS = ["fetch", "ingest", "extract", "factsheet", "ner", "citations", "index", "scaleout",
-          "retrieve", "experiment", "reranker", "biencoder", "evaluate", "ltr", "perturb",
+          "retrieve", "experiment", "reranker", "biencoder", "evaluate", "ltr", "perturb", "holdings",
           "explain", "topology", "confirm"]
 TOP = {"cli", "report", "case", "explore", "quickstart", "dag"}
 

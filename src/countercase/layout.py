@@ -91,6 +91,9 @@ LTR_RULE = Path("configs/ltr_rule.yaml")  # the learned ranker's rule, written b
 PREREGISTRATION = Path("docs/preregistration")  # written and committed before a confirmatory run
 VALIDITY_V2 = PREREGISTRATION / "validity_v2.md"
 VALIDITY_V2_CASES = PREREGISTRATION / "validity_v2_cases.txt"
+VALIDITY_V3 = PREREGISTRATION / "validity_v3.md"  # directional sensitivity on citation targets
+VALIDITY_V3_CASES = PREREGISTRATION / "validity_v3_cases.txt"
+VALIDITY_V3_OUT = Path("data/processed/validity_v3")
 VALIDITY_V2_OUT = Path("data/processed/validity_v2")  # the confirmatory experiment's rows
 LTR_CHOICE = Path("configs/ltr_choice.yaml")  # its models' choices and serving (train_ltr)
 EVALUATE = PROCESSED / "evaluate"
@@ -171,6 +174,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
     "validity_v2": {"outs": (VALIDITY_V2_OUT,),
                     "metrics": (metrics("validity_v2"), timing("validity_v2"))},
+    "validity_v3": {"outs": (VALIDITY_V3_OUT,),
+                    "metrics": (metrics("validity_v3"), timing("validity_v3"))},
     "tune_ft": {"outs": (metrics("tuning_ft"), TUNING_FT_CHOICE), "metrics": ()},
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},

@@ -6,9 +6,8 @@ prints a stack trace unless ``--verbose`` asks for it.
 """
 
 from countercase.cli import (  # noqa: F401  (registers the commands)
-    biencoder, corpus, counterfactual, explore, fetch, holdings, ltr, ner, rerank_llm, reranker,
-    retrieval,
-    scaleout)
+    biencoder, confirm, corpus, counterfactual, explore, fetch, holdings, ltr, ner, rerank_llm,
+    reranker, retrieval, scaleout)
 from countercase.cli.base import UserError, app, main
 
 __all__ = ["UserError", "app", "main"]

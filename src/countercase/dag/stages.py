@@ -664,5 +664,33 @@ STAGES: tuple[Stage, ...] = (
         params=("seed", "perturb.case_chars", "retrieve.rerank_model", "retrieve.rerank_backend",
                 "index.threads"),
     ),
+    Stage(
+        "validity_v3", OPT_IN,
+        f"countercase validity-v3 --out {L.VALIDITY_V3_OUT} --metrics {L.metrics('validity_v3')} "
+        f"--timing {L.timing('validity_v3')}",
+        why=("the confirmatory test of directional sensitivity on citation-grounded targets "
+             "(issue 57): it refuses to run unless docs/preregistration/validity_v3.md is final, "
+             "committed before the commit run and unchanged since a run recorded its hash; "
+             "opt-in like validity_v2, its summary committed for the perturb stage"),
+        deps=(L.VALIDITY_V3,
+              L.VALIDITY_V3_CASES,
+              L.TARGETS,
+              L.CITATIONS,
+              L.DOCUMENTS,
+              L.JUDGMENT_SHEETS,
+              L.METADATA,
+              L.ADJACENCY,
+              L.INDEX,
+              L.DENSE,
+              L.FACT_INDEX,
+              (L.RERANKER, "the domain reranker"),
+              L.RERANKER_CHOICE,
+              L.LTR,
+              (L.LTR_CHOICE, "the system the trees search"),
+              L.TUNING_CHOICE,
+              L.TREES_CHOICE,
+              L.LTR_RULE),
+        params=("seed", "perturb", "retrieve", "index.threads"),
+    ),
 )
 BY_NAME: dict[str, Stage] = {stage.name: stage for stage in STAGES}

@@ -1,0 +1,91 @@
+"""Subcommands of the directional validity test: validity-v3, validity-v3-cases."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from countercase import layout
+from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPTION,
+                                  INDEX_DIR_OPTION, METADATA_OPTION, PARAMS_OPTION,
+                                  TIMING_OPTION, UserError, app, require, write_json)
+from countercase.config import load_params
+
+log = logging.getLogger(__name__)
+
+
+@app.command("validity-v3-cases")
+def validity_v3_cases(
+    targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
+    citations: Path = CITATIONS_OPTION,
+    part: str = typer.Option("heldout", help="The citation collection's part (tuning: a pilot)."),
+    out: Optional[Path] = typer.Option(None, help="Write the list here (the preregistration's "
+                                       "cases_file)."),
+    prereg: Path = typer.Option(layout.VALIDITY_V3, help="Its settings (tolerance, per_type)."),
+    index_dir: Path = INDEX_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """v3's case list: every citation case of PART with an edit whose whole-graph targets are
+    not empty, and how many yield a matched pair (texts and document frequencies, no ranking)."""
+    import json
+
+    from countercase.confirm.v3 import Inputs, eligible, feasibility, read_settings, read_targets
+    from countercase.datasets.citations import read_citations
+    from countercase.retrieve.load import IndexPaths
+
+    require(targets, "targets (stage `targets`)")
+    ids = eligible(read_targets(targets), read_citations(citations).part, part)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(ids) + "\n", encoding="utf-8")
+    inputs = Inputs(IndexPaths(index_dir, chunks=chunks, metadata=metadata), citations,
+                    targets=targets, prereg=prereg)
+    print(json.dumps(feasibility(ids, inputs, load_params(params_path), read_settings(prereg)),
+                     indent=2))
+
+
+@app.command("validity-v3")
+def validity_v3(
+    out: Path = typer.Option(layout.VALIDITY_V3_OUT, help="Rows and summary."),
+    citations: Path = CITATIONS_OPTION,
+    targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    prereg: Path = typer.Option(layout.VALIDITY_V3, help="The preregistration."),
+    pilot: int = typer.Option(0, min=0, help="Run on this many tuning cases with targets "
+                              "instead, without the guard (the pilot: code, time, sample size)."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the summary here too (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The confirmatory test of directional sensitivity (docs/preregistration/validity_v3.md),
+    refused unless the preregistration is final, committed before this commit and unchanged."""
+    from countercase.confirm.prereg import PreregistrationError
+    from countercase.confirm.v3 import Inputs, run_validity_v3
+    from countercase.retrieve.load import IndexPaths
+
+    from countercase.retrieve.learned import searching
+
+    # the trees' system as the perturb stage has it: the learned one when ltr is served
+    params = searching(load_params(params_path, adopt=("tuning", "reranker", "ltr")), None)
+    require(targets, "targets (stage `targets`)")
+    require(citations, "citation collection (stage `citations`)")
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    try:
+        summary = run_validity_v3(params, Inputs(paths, citations, targets=targets,
+                                                 prereg=prereg), out, pilot=pilot)
+    except PreregistrationError as error:
+        raise UserError(str(error)) from None
+    write_json(out / "summary.json", summary)
+    if metrics:
+        write_json(metrics, summary)
+    if timing:
+        write_json(timing, {"seconds": summary["seconds"]})
+    log.info("validity v3: %s", summary["by_ranker"].get("trees"))
