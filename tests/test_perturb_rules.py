@@ -225,3 +225,32 @@ def test_a_swap_into_an_offence_needs_the_facts_it_is_made_of():
     moved = {p.new for p in candidates(extract_rules(dowry, "X", "query"), text=dowry)
              if p.fact_type == "section"}
     assert {"IPC-304B", "IPC-149"} <= moved, moved
+
+
+def test_an_edit_keeps_the_rest_of_the_case_true():
+    """Issue 57: no attempt to murder where the text keeps the death, no dacoity without five,
+    no appeal-route or forum swap."""
+    died = "The accused stabbed the victim, who died in hospital. He was convicted under Section 302 IPC."
+    lived = "The accused stabbed the victim, who was treated in hospital. He was convicted under Section 302 IPC."
+    assert "IPC-307" not in {p.new for p in candidates(extract_rules(died, "X", "query"),
+                                                       text=died)}
+    assert "IPC-307" in {p.new for p in candidates(extract_rules(lived, "X", "query"),
+                                                   text=lived)}
+    two = "Two men robbed the shop at knife point. They were convicted under Section 392 IPC."
+    five = "Five men robbed the shop at knife point. They were convicted under Section 392 IPC."
+    assert "IPC-395" not in {p.new for p in candidates(extract_rules(two, "X", "query"), text=two)}
+    assert "IPC-395" in {p.new for p in candidates(extract_rules(five, "X", "query"), text=five)}
+    writ = "The petitioner filed a writ petition under Article 32 of the Constitution."
+    assert not {"Constitution-Article-226"} & {
+        p.new for p in candidates(extract_rules(writ, "X", "query"), text=writ)}
+
+
+def test_no_evidence_is_removed_that_the_case_says_it_lacks():
+    found = ("The police searched the house and nothing was recovered. He was convicted under "
+             "Section 302 IPC on the evidence of an eye witness.")
+    kept = ("The knife was recovered at his instance. He was convicted under Section 302 IPC on "
+            "the evidence of an eye witness.")
+    removed = lambda text: {p.old for p in candidates(extract_rules(text, "X", "query"),  # noqa: E731
+                                                      text=text) if p.fact_type == "evidence"}
+    assert "Recovery" not in removed(found)
+    assert "Recovery" in removed(kept)

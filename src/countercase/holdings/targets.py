@@ -33,8 +33,9 @@ from scipy.stats import hypergeom
 
 from countercase.factsheet.schema import FactSheet
 from countercase.factsheet.thresholds import crosses, in_days, load_thresholds
+from countercase.factsheet.values import boundary, sheet_values
 from countercase.holdings.profile import Profile
-from countercase.perturb.rules import Perturbation, case_categories
+from countercase.perturb.rules import Perturbation
 
 VARIANTS = ("whole", "heldout")
 
@@ -60,26 +61,11 @@ class Targets:
         return bool(self.appear or self.drop)
 
 
-def boundary(kind: str, value: float, threshold: float) -> str:
-    return f"boundary:{kind}{'>=' if value >= threshold else '<'}{threshold:g}"
-
-
 def facts_of(sheet: FactSheet | None, profile: Profile | None) -> frozenset[str]:
-    """The fact values a judgment holds, as keys ``section:IPC-302``, ``evidence:Recovery``,
-    ``party:Tenant``, ``boundary:ages<18``."""
-    keys: set[str] = set()
-    if sheet is not None:
-        keys |= {f"section:{s.section_id}" for s in sheet.sections_cited}
-        keys |= {f"evidence:{e.evidence_type}" for e in sheet.evidence_items}
-        keys |= {f"party:{p.type}" for p in (sheet.parties.petitioner, sheet.parties.respondent)}
-        domains = set(case_categories(sheet))
-        facts = sheet.numerical_facts
-        numbers = ([("ages", a.years) for a in facts.ages]
-                   + [("amounts", a.value) for a in facts.amounts]
-                   + [("durations", in_days(d.value, d.unit)) for d in facts.durations])
-        thresholds = load_thresholds()
-        keys |= {boundary(kind, value, t.value) for kind, value in numbers
-                 for t in thresholds[kind] if domains & set(t.categories)}
+    """The fact values a judgment holds (:mod:`countercase.factsheet.values`' keys): its sheet's
+    and its holding profile's (the provisions its reasons decide, the evidence, party types and
+    threshold sides they state)."""
+    keys: set[str] = set(sheet_values(sheet)) if sheet is not None else set()
     if profile is not None:
         keys |= {f"section:{v}" for v in profile.values("provision", "decided")}
         keys |= {f"evidence:{v}" for v in profile.values("evidence")}

@@ -39,12 +39,14 @@ log = logging.getLogger(__name__)
 
 # system -> (the query it reads, the feature groups it leaves out)
 MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ltr": ("masked", ()),
-    "ltr_unmasked": ("unmasked", ()),
-    "ltr_no_text": ("masked", ("text",)),
-    "ltr_no_citation": ("masked", ("citation",)),
-    "ltr_no_facts": ("masked", ("facts",)),
-    "ltr_unmasked_no_facts": ("unmasked", ("facts",)),
+    "ltr": ("masked", ("holdings",)),
+    "ltr_unmasked": ("unmasked", ("holdings",)),
+    "ltr_no_text": ("masked", ("text", "holdings")),
+    "ltr_no_citation": ("masked", ("citation", "holdings")),
+    "ltr_no_facts": ("masked", ("facts", "holdings")),
+    "ltr_unmasked_no_facts": ("unmasked", ("facts", "holdings")),
+    # issue 57: ltr_unmasked with what each candidate's holding turns on
+    "ltr_applicability": ("unmasked", ()),
 }
 
 
@@ -112,7 +114,8 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
     ltr = report["models"]["ltr"]
     report["learning_curve"] = [
         {"share": share, "out_of_fold_MAP": _map(out_of_fold(
-            pairs["masked"], names(), learner(settings, ltr["chosen"], params.seed),
+            pairs["masked"], names(MODELS["ltr"][1]), learner(settings, ltr["chosen"],
+                                                              params.seed),
             ltr["rounds"], settings, params.seed, share), dataset)}
         for share in settings["learning_curve"]]
     served = params.retrieve.system

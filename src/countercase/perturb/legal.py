@@ -36,6 +36,8 @@ class Swap:
     source: str  # the legal source of the swap
     words: re.Pattern | None = None  # the case's text must state what the target needs
     unless: frozenset[str] = frozenset()  # a case citing one of these is outside the swap
+    # the case's text must not state what the target denies (a death, for an attempt)
+    contradicted: re.Pattern | None = None
 
 
 def _words(item: dict) -> re.Pattern | None:
@@ -46,16 +48,18 @@ def _pattern(words: str) -> re.Pattern:
     return re.compile(rf"\b(?:{words})\b", re.I)
 
 
-def _needs(path: Path, line: int, item: dict, a: str, b: str) -> dict[str, re.Pattern | None]:
+def _needs(path: Path, line: int, item: dict, a: str, b: str,
+           key: str = "words") -> dict[str, re.Pattern | None]:
     """What the case's text must state for a swap into each section of the pair: ``words`` as
     a pattern is the second section's need (a dowry death needs a marriage; the first is
-    reached without), as a mapping any section's of the pair."""
-    words = item.get("words")
+    reached without), as a mapping any section's of the pair; ``key`` ``not_words``: what it
+    must not state, read the same way."""
+    words = item.get(key)
     if not isinstance(words, dict):
-        return {a: None, b: _words(item)}
+        return {a: None, b: _pattern(words) if words else None}
     unknown = sorted(set(words) - {a, b})
     if unknown:
-        raise LegalTableError(f"{path}:{line}: words name {unknown}, not a section of the swap")
+        raise LegalTableError(f"{path}:{line}: {key} name {unknown}, not a section of the swap")
     return {s: _pattern(words[s]) if words.get(s) else None for s in (a, b)}
 
 
@@ -158,10 +162,11 @@ def load_swaps(path: Path) -> tuple[dict[str, tuple[Swap, ...]], dict[str, str]]
                 raise LegalTableError(f"{path}:{line}: {s} is repealed ({repealed[s]}) and "
                                       "is never a target")
         needs = _needs(path, line, item, a, b)
+        denies = _needs(path, line, item, a, b, "not_words")
         unless = frozenset(_section(path, line, x) for x in item.get("unless") or ())
         for old, new in ((a, b), (b, a)):
             swaps.setdefault(old, []).append(Swap(old, new, item["reason"], item["source"],
-                                                  needs[new], unless))
+                                                  needs[new], unless, denies[new]))
     return {k: tuple(v) for k, v in swaps.items()}, repealed
 
 

@@ -25,6 +25,7 @@ marked ``extractor="perturbation"``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,7 +141,8 @@ def section_perturbations(sheet: FactSheet, tables: LegalTables, text: str = "",
     for i, section in enumerate(sheet.sections_cited):
         swaps = [s for s in tables.swaps.get(section.section_id, ())
                  if s.target not in cited and s.target not in tables.repealed
-                 and not s.unless & cited and (s.words is None or s.words.search(text))]
+                 and not s.unless & cited and (s.words is None or s.words.search(text))
+                 and (s.contradicted is None or not s.contradicted.search(text))]
         for swap in swaps[:per_section]:
             out.append(Perturbation(
                 "section", f"sections_cited.{i}", section.section_id, swap.target,
@@ -179,15 +181,30 @@ def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[s
 def evidence_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[str],
                            text: str = "") -> list[Perturbation]:
     offences = tables.offences((s.section_id for s in sheet.sections_cited), text)
-    present = [e.evidence_type for e in sheet.evidence_items]
+    present = [e.evidence_type for e in sheet.evidence_items
+               if not (text and _denied(text, e.span.text if e.span else ""))]
     out = []
-    for kind in present:
+    for kind in dict.fromkeys(present):
         rule = tables.evidence_applies(kind, offences, cats)
         if rule is not None:
             out.append(Perturbation("evidence", "evidence_items", kind, None, f"{kind} removed",
                                     rule.source, "evidence",
                                     _evidence_scope(rule, offences, cats, "removed")))
     return out
+
+
+_DENIAL = re.compile(r"\b(?:no|nothing|not|never|without|neither|nor|none)\b[^.;]{0,40}$", re.I)
+
+
+def _denied(text: str, mention: str) -> bool:
+    """Whether every mention of ``mention`` in ``text`` is denied ("nothing was recovered",
+    "no dying declaration"): the case has no such item to remove."""
+    if not mention:
+        return False
+    spans = [m.start() for m in re.finditer(re.escape(mention), text, re.I)]
+    return bool(spans) and all(_DENIAL.search(text[max(0, i - 40):i])
+                               or re.match(r"\s*(?:was|were)\s+not\b", text[i + len(mention):],
+                                           re.I) for i in spans)
 
 
 def _evidence_scope(rule, offences: frozenset[str], cats: frozenset[str], how: str) -> str:

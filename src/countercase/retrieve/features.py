@@ -32,6 +32,7 @@ from countercase.config import ConfigError
 from countercase.datasets.limits import Limit
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import FactSheet, validate_sheet
+from countercase.factsheet.values import sheet_values
 from countercase.index.query_terms import EmptyQueryError
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.filters import lucene_filter
@@ -66,8 +67,16 @@ FEATURES: dict[str, tuple[str, str]] = {
     "amounts_agree": ("facts", "the same for the amount thresholds"),
     "durations_agree": ("facts", "the same for the duration thresholds"),
     "outcome_same": ("facts", "1 when the outcomes agree, 0 when not (NaN: one unknown)"),
+    # applicability (issue 57): the query's facts against what the judgment's holding turns on
+    # (its holding profile, stage holdings); NaN: no profile, or the query states no such fact
+    "held_decided": ("holdings", "sections of the query's sheet the judgment's reasons decide"),
+    "held_decided_idf": ("holdings", "their summed IDF over the profiles' decided provisions"),
+    "held_mentioned": ("holdings", "sections of the query's sheet the judgment only mentions"),
+    "held_evidence": ("holdings", "evidence types of the query's sheet its reasons weigh"),
+    "held_parties": ("holdings", "party types of the query's sheet its reasons name"),
+    "held_boundaries": ("holdings", "the share of the query's threshold sides its reasons hold"),
 }
-GROUPS = ("text", "citation", "facts")
+GROUPS = ("text", "citation", "facts", "holdings")
 # scaled to [0, 1] over the query's pool: (x - min) / (max - min); 0 where the pool's values are
 # equal, NaN kept
 SCALED = ("bm25_chunk_max", "bm25_chunk_sum2", "bm25_doc", "dense_max", "fact_bm25")
@@ -129,11 +138,12 @@ class Sheet:
     petitioner: str
     respondent: str
     outcome: str
+    values: frozenset[str] = frozenset()  # countercase.factsheet.values' keys
 
     @classmethod
     def of(cls, sheet: FactSheet, tokens: Iterable[str]) -> "Sheet":
         return cls(tuple(tokens), sheet.parties.petitioner.type,
-                   sheet.parties.respondent.type, sheet.outcome)
+                   sheet.parties.respondent.type, sheet.outcome, sheet_values(sheet))
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -167,13 +177,65 @@ def fact_features(query: Sheet | None, doc: Sheet | None, idf: Mapping[str, floa
     return out
 
 
+@dataclass(frozen=True)
+class Holding:
+    """What the applicability features read of a judgment's holding profile, as
+    :mod:`countercase.factsheet.values`' keys."""
+
+    decided: frozenset[str]
+    mentioned: frozenset[str]
+    others: frozenset[str]  # evidence, party and boundary keys
+
+
+def read_holdings(path: Path) -> dict[str, Holding]:
+    """The holding profiles (stage holdings' ``profiles.jsonl``) by judgment; none: {}."""
+    found: dict[str, Holding] = {}
+    if not Path(path).is_file():
+        return found
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            held = row["held"]
+            found[row["doc_id"]] = Holding(
+                frozenset(f"section:{h['value']}" for h in held
+                          if h["kind"] == "provision" and h["role"] == "decided"),
+                frozenset(f"section:{h['value']}" for h in held
+                          if h["kind"] == "provision" and h["role"] != "decided"),
+                frozenset(f"{h['kind'] if h['kind'] != 'provision' else 'section'}:{h['value']}"
+                          for h in held if h["kind"] != "provision"))
+    return found
+
+
+def holding_features(query: Sheet | None, doc: Holding | None,
+                     idf: Mapping[str, float]) -> dict:
+    """The applicability group for one pair (NaN throughout when the query has no sheet or the
+    judgment no profile)."""
+    out = {name: math.nan for name, (group, _) in FEATURES.items() if group == "holdings"}
+    if query is None or doc is None:
+        return out
+    sections = {v for v in query.values if v.startswith("section:")}
+    decided = sections & doc.decided
+    out["held_decided"] = float(len(decided))
+    out["held_decided_idf"] = float(sum(idf.get(v, 0.0) for v in sorted(decided)))
+    out["held_mentioned"] = float(len(sections & doc.mentioned))
+    for name, prefix in (("held_evidence", "evidence:"), ("held_parties", "party:")):
+        out[name] = float(sum(v.startswith(prefix) for v in query.values & doc.others))
+    sides = {v for v in query.values if v.startswith("boundary:")}
+    out["held_boundaries"] = len(sides & doc.others) / len(sides) if sides else math.nan
+    return out
+
+
 class FeatureSource:
     """The indexes and sheets the features read, opened once (:meth:`open`)."""
 
     def __init__(self, chunk_bm25, doc_bm25, dense, encoder, precision: str,
                  chunk_doc: Mapping[str, str], sheets: dict[str, Sheet], facts, years: dict,
-                 pool_depth: int, chunk_hits: int) -> None:
+                 pool_depth: int, chunk_hits: int,
+                 holdings: Mapping[str, Holding] | None = None) -> None:
         self.chunk_bm25, self.doc_bm25, self.facts = chunk_bm25, doc_bm25, facts
+        self.holdings = dict(holdings or {})
+        decided = Counter(v for h in self.holdings.values() for v in h.decided)
+        self.held_idf = {v: math.log(len(self.holdings) / n) for v, n in decided.items()}
         self.dense, self.encoder, self.precision = dense, encoder, precision
         self.sheets, self.years = sheets, years
         self.pool_depth, self.chunk_hits = pool_depth, chunk_hits
@@ -225,7 +287,7 @@ class FeatureSource:
                    precision, dict(zip(table["chunk_id"], table["doc_id"])), found, facts,
                    {d: (None if pd.isna(y) else int(y)) for d, y in zip(years["doc_id"],
                                                                          years["year"])},
-                   pool_depth, chunk_hits)
+                   pool_depth, chunk_hits, read_holdings(paths.holdings))
 
     @classmethod
     def chosen(cls, paths: IndexPaths, sheets: Path, choices: Choices,
@@ -319,6 +381,7 @@ class FeatureSource:
                              else math.nan),
                 "fact_bm25": (math.nan if sheet is None or doc_sheet is None
                               else fact_scores.get(doc, 0.0)),
-                **fact_features(sheet, doc_sheet, self.idf)})
+                **fact_features(sheet, doc_sheet, self.idf),
+                **holding_features(sheet, self.holdings.get(doc), self.held_idf)})
         return scaled(pd.DataFrame(rows, index=pd.Index(pool, name="doc_id"),
                                    columns=list(FEATURES), dtype=float), size)

@@ -40,6 +40,7 @@ class IndexPaths:
     chunks: Path = layout.CHUNKS
     metadata: Path = layout.METADATA
     fact_index: Path = layout.FACT_INDEX
+    holdings: Path = layout.HOLDING_PROFILES  # the applicability features' profiles
 
     def chunk_table(self, task: str) -> Path:
         return self.chunks if task == "precedents" else self.index_dir / layout.STATUTE_CHUNKS.name
