@@ -130,3 +130,20 @@ def test_v3_refuses_a_draft_preregistration(tmp_path: Path):
     with pytest.raises(PreregistrationError, match="draft"):
         run_validity_v3(Params(), Inputs(IndexPaths(), prereg=Path("v3.md")), tmp_path / "out",
                         root=tmp_path)
+
+
+def test_the_applicability_features_match_the_query_to_the_holding():
+    from countercase.factsheet.rules import extract_rules
+    from countercase.retrieve.features import Holding, Sheet, holding_features
+
+    text = ("The appellant, a tenant, aged 17 years, was convicted under Section 302 IPC and "
+            "Section 34 IPC. The dying declaration was recorded.")
+    sheet = extract_rules(text, "Q", "query")
+    query = Sheet.of(sheet, [])
+    holding = Holding(frozenset({"section:IPC-302"}), frozenset({"section:IPC-34"}),
+                      frozenset({"evidence:DyingDeclaration", "boundary:ages<18"}))
+    found = holding_features(query, holding, {"section:IPC-302": 2.0})
+    assert found["held_decided"] == 1.0 and found["held_decided_idf"] == 2.0
+    assert found["held_mentioned"] == 1.0 and found["held_evidence"] == 1.0
+    assert 0 < found["held_boundaries"] <= 1
+    assert all(math.isnan(v) for v in holding_features(query, None, {}).values())

@@ -255,6 +255,12 @@ def perturb(
     confirmatory: Optional[Path] = typer.Option(
         None, help="The confirmatory experiment's summary (stage validity_v2), reported under "
         "validity_v2."),
+    directional: Optional[Path] = typer.Option(
+        None, help="The directional test's summary (stage validity_v3), reported under "
+        "validity_v3."),
+    holdings: Optional[Path] = typer.Option(
+        None, help="The holding profiles' metrics (stage holdings), reported under "
+        "holding_profiles."),
     system: Optional[str] = typer.Option(
         None, help="The system every node searches, by its name in configs/systems.yaml "
         "(default: the learned system when ltr is served, else params.yaml perturb.system)."),
@@ -305,10 +311,28 @@ def perturb(
     if confirmatory is not None:
         require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
         report["summary"]["validity_v2"] = _read_json(confirmatory)
+    if directional is not None and directional.is_file():
+        report["summary"]["validity_v3"] = _read_json(directional)
+    if holdings is not None:
+        require(holdings, "the holding profiles' metrics (stage holdings)")
+        report["summary"]["holding_profiles"] = holding_summary(_read_json(holdings))
     if metrics:
         write_json(metrics, report["summary"])
     if timing:
         write_json(timing, report["timing"])
+
+
+def holding_summary(found: dict) -> dict:
+    """What metrics/counterfactual.json reports of the holding profiles: the learned scorer's
+    precision and recall of provisions decided on the labelled sample's test half, beside the
+    first rule's and the precise threshold's."""
+    accuracy = found.get("accuracy", {})
+    learned = accuracy.get("learned_test", accuracy.get("first_rule", {}))
+    return {"precision": learned.get("precision"), "recall": learned.get("recall"),
+            "n": learned.get("n"), "labeller": accuracy.get("labeller"),
+            "first_rule": accuracy.get("first_rule"),
+            "learned_precise": accuracy.get("learned_precise_test"),
+            "judgments": found.get("judgments"), "empty": found.get("empty", {}).get("count")}
 
 
 @app.command("llm-check")

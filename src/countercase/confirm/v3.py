@@ -102,6 +102,24 @@ def read_targets(path: Path) -> dict[str, dict[tuple[str, str], dict]]:
     return found
 
 
+def target_counts(targets: dict[str, dict[tuple[str, str], dict]], ids: list[str]) -> dict:
+    """Per target variant and fact type, the listed cases' root edits and those with targets."""
+    out: dict[str, dict] = {}
+    for variant in VARIANTS:
+        per_type: dict[str, list[int]] = {}
+        for case in ids:
+            for row in targets.get(case, {}).values():
+                if variant not in row:
+                    continue
+                seen = per_type.setdefault(row["fact_type"], [0, 0])
+                seen[0] += 1
+                seen[1] += bool(row[variant]["appear"] or row[variant]["drop"])
+        out[variant] = {"pairs_with_targets": sum(v[1] for v in per_type.values()),
+                        "per_fact_type": {t: {"edits": v[0], "with_targets": v[1]}
+                                          for t, v in sorted(per_type.items())}}
+    return out
+
+
 def eligible(targets: dict[str, dict[tuple[str, str], dict]], part: dict[str, str],
              wanted: str = "heldout") -> list[str]:
     """The cases of ``wanted`` part with an edit whose whole-graph targets are not empty."""
@@ -332,6 +350,7 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
                            and primary["excess_mean"] > 0 and primary["p"] < settings["alpha"]
                            and (primary.get("placebo_ratio") or 0) >= settings["placebo_ratio"]
                            and n_cases >= 300),
+        "targets": target_counts(targets, ids),
         "cases": {"listed": len(ids), "without_text_or_sheet": len(skipped),
                   "with_pairs": with_pairs,
                   "without_a_matched_pair": len(cases) - with_pairs},

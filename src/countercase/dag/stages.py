@@ -342,15 +342,18 @@ STAGES: tuple[Stage, ...] = (
         f"{L.TREES} --documents {L.DOCUMENTS} --sheets {L.JUDGMENT_SHEETS} --fact-index "
         f"{L.FACT_INDEX} --groups {L.RERANKER_GROUPS} --gold {L.DISPOSITIVE_GOLD} "
         f"--metrics {L.metrics('counterfactual')} --timing {L.timing('perturb')} "
-        f"--choice {L.TREES_CHOICE} --confirmatory {L.metrics('validity_v2')}",
+        f"--choice {L.TREES_CHOICE} --confirmatory {L.metrics('validity_v2')} --directional "
+        f"{L.metrics('validity_v3')} --holdings {L.metrics('holdings')}",
         why=("the trees search the learned system ltr_unmasked when ltr is served "
              "(configs/ltr_choice.yaml, the rule's consequence), else the pipeline without the "
              "domain reranker (perturb.system: no_rerank), on which the validity experiment "
              "runs, so only the reranker's citation groups are read; the pipeline's fact weight "
-             "is chosen on the tuning cases (configs/trees_choice.yaml); metrics/validity_v2.json, which the opt-in stage validity_v2 "
-             "commits, is read as the paper reads the opt-in metrics, not declared (a dep would pull "
-             "the opt-in pipeline in)"),
+             "is chosen on the tuning cases (configs/trees_choice.yaml); metrics/validity_v2.json "
+             "and metrics/validity_v3.json, which the opt-in stages commit, are read as the paper "
+             "reads the opt-in metrics, not declared (a dep would pull the opt-in pipeline in); "
+             "metrics/holdings.json, the holding profiles' accuracy, is a metric of stage holdings"),
         deps=(L.AILA_QUERIES,
+              (L.metrics("holdings"), "the holding profiles' accuracy, reported"),
               L.ADJACENCY,
               L.INDEX,
               L.DENSE,
