@@ -27,8 +27,9 @@ from countercase.perturb.operative import FACT_TYPES, root_edges
 
 # the engine before issue 41, its first rules, the rules revised on the first audit's labels
 # (whose own sample holds no edge the first samples labelled), those revised on after2's,
-# after3's and after4's
-ENGINES = ("before", "after", "after2", "after3", "after4", "after5")
+# after3's and after4's, and issue 57's (edges consistent with the rest of the case), labelled
+# under two criteria
+ENGINES = ("before", "after", "after2", "after3", "after4", "after5", "after_v3")
 # what a labeller reads: the change and the case, never which engine proposed it
 SHOWN = ("item", "case_id", "fact_type", "description", "basis", "sections_cited",
          "case_text")
