@@ -71,3 +71,21 @@ def test_the_results_count_unclear_in_the_denominator_and_the_defects(tmp_path):
     labels.write_text(json.dumps({"item": "x", "label": "maybe"}) + "\n")
     with pytest.raises(CaseFileError, match=r"labels_A.jsonl:1: label 'maybe'"):
         read_audit_labels(labels)
+
+
+def test_the_after_sample_of_issue_57_is_read_under_two_criteria():
+    from countercase.perturb.audit import criteria_results
+
+    sample = [{"item": f"i{k}", "fact_type": t} for k, t in
+              enumerate(["section", "section", "evidence", "party"])]
+    a = {f"i{k}": {"item": f"i{k}", "apply": x, "decides": y} for k, (x, y) in
+         enumerate([("yes", "yes"), ("yes", "no"), ("no", "no"), ("unclear", "no")])}
+    b = {f"i{k}": {"item": f"i{k}", "apply": x, "decides": y} for k, (x, y) in
+         enumerate([("yes", "yes"), ("yes", "yes"), ("no", "no"), ("no", "no")])}
+    found = criteria_results(sample, {"A": a, "B": b})
+    assert found["n"] == 4
+    assert found["meaningful_share"]["apply"] == {"A": 0.5, "B": 0.5, "mean": 0.5}
+    assert found["meaningful_share"]["decides"]["A"] == 0.25
+    assert found["per_type"]["section"]["apply"] == {"A": 1.0, "B": 1.0}
+    assert found["agreement"]["n_both"] == 4
+    assert found["agreement"]["readers"]["decides"] == 0.5

@@ -88,9 +88,12 @@ def factsheets(
 
 def _legal_audit(folder: Path) -> dict | None:
     """The legal audit's results (data/gold/legal_audit.md) once both samples are labelled."""
-    from countercase.perturb.audit import ENGINES, audit_results, read_audit_labels
+    from countercase.perturb.audit import (CRITERIA_ENGINE, ENGINES, audit_results,
+                                           criteria_results, read_audit_labels,
+                                           read_criteria_labels)
 
-    paths = {e: folder / f"sample_{e}.jsonl" for e in ENGINES}
+    engines = [e for e in ENGINES if e != CRITERIA_ENGINE]
+    paths = {e: folder / f"sample_{e}.jsonl" for e in engines}
     first, second = folder / "labels_A.jsonl", folder / "labels_B.jsonl"
     if not (paths["before"].exists() and paths["after"].exists() and first.exists()):
         return None
@@ -98,7 +101,7 @@ def _legal_audit(folder: Path) -> dict | None:
                for e, p in paths.items() if p.exists()}
     who, labels = read_audit_labels(first)
     seconds = read_audit_labels(second)[1] if second.exists() else {}
-    for engine in ENGINES[2:]:  # a revision's sample, labelled on its own
+    for engine in engines[2:]:  # a revision's sample, labelled on its own
         for found, labeller in ((labels, "A"), (seconds, "B")):
             path = folder / f"labels_{labeller}_{engine}.jsonl"
             if path.exists():
@@ -106,10 +109,18 @@ def _legal_audit(folder: Path) -> dict | None:
     found = audit_results(samples, labels, seconds or None)
     pools = {e: _read_json(folder / f"pool_{e}.json") for e in ENGINES
              if (folder / f"pool_{e}.json").exists()}
-    # the last engine is the rules in the code, its sample drawn from fresh cases; the ones
-    # between the first revision and it were revised on each other's labels (exploratory)
-    return {**found, "labelled_by": who, "root_edges": pools, "final": ENGINES[-1],
-            "exploratory": list(ENGINES[2:-1])}
+    # issue 57's engine, labelled under two criteria by two readers
+    sample = folder / f"sample_{CRITERIA_ENGINE}.jsonl"
+    readers = {who: folder / f"labels_{who}_{CRITERIA_ENGINE}.jsonl" for who in ("A", "B")}
+    if sample.exists() and all(p.exists() for p in readers.values()):
+        found[CRITERIA_ENGINE] = {
+            **criteria_results([json.loads(line) for line in sample.open(encoding="utf-8")],
+                               {w: read_criteria_labels(p)[1] for w, p in readers.items()}),
+            "labelled_by": {w: read_criteria_labels(p)[0] for w, p in readers.items()}}
+    # the last engine of one label is the rules before issue 57, its sample drawn from fresh
+    # cases; the ones between the first revision and it were revised on each other's labels
+    return {**found, "labelled_by": who, "root_edges": pools, "final": engines[-1],
+            "exploratory": list(engines[2:-1])}
 
 
 def _read_json(path: Path):

@@ -30,6 +30,9 @@ from countercase.perturb.operative import FACT_TYPES, root_edges
 # after3's and after4's, and issue 57's (edges consistent with the rest of the case), labelled
 # under two criteria
 ENGINES = ("before", "after", "after2", "after3", "after4", "after5", "after_v3")
+CRITERIA_ENGINE = "after_v3"  # labelled under two criteria (apply, decides), not one label
+CRITERIA = ("apply", "decides")
+ANSWERS = ("yes", "no", "unclear")
 # what a labeller reads: the change and the case, never which engine proposed it
 SHOWN = ("item", "case_id", "fact_type", "description", "basis", "sections_cited",
          "case_text")
@@ -144,7 +147,7 @@ def cohen_kappa(a: list[str], b: list[str]) -> float | None:
     if n == 0:
         return None
     observed = sum(x == y for x, y in zip(a, b)) / n
-    expected = sum((a.count(c) / n) * (b.count(c) / n) for c in LABELS)
+    expected = sum((a.count(c) / n) * (b.count(c) / n) for c in sorted(set(a) | set(b)))
     return round((observed - expected) / (1 - expected), 4) if expected < 1 else None
 
 
@@ -173,3 +176,68 @@ def audit_results(samples: dict[str, list[dict[str, Any]]], first: dict[str, dic
         found["agreement"] = {"n": len(both), "cohen_kappa": cohen_kappa(
             [first[i]["label"] for i in both], [second[i]["label"] for i in both])}
     return found
+
+
+def read_criteria_labels(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """(who labelled, item -> row) of an ``after_v3`` label file: each row answers
+    :data:`CRITERIA` with one of :data:`ANSWERS`; a bad line is an error naming it."""
+    from countercase.perturb.cases import CaseFileError
+
+    who, rows = "", {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise CaseFileError(f"{path}:{number}: not JSON") from None
+            if "item" not in row:
+                who = row.get("who", "")
+                continue
+            wrong = [c for c in CRITERIA if row.get(c) not in ANSWERS]
+            if wrong:
+                raise CaseFileError(f"{path}:{number}: {', '.join(wrong)} not one of "
+                                    f"{', '.join(ANSWERS)}")
+            rows[row["item"]] = row
+    return who, rows
+
+
+def criteria_results(sample: list[dict[str, Any]],
+                     readers: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """``legal_audit.after_v3``: per criterion the share answered ``yes`` (each reader's and
+    their mean; ``unclear`` in the denominator), per fact type; Cohen's kappa of the readers per
+    criterion and of the two criteria per reader."""
+    items = list({s["item"]: s for s in sample}.values())
+    kind = {s["item"]: s["fact_type"] for s in items}
+
+    def share(rows, criterion):
+        return round(sum(r[criterion] == "yes" for r in rows) / len(rows), 4) if rows else None
+
+    out: dict[str, Any] = {"n": len(items), "readers": sorted(readers)}
+    labelled = {who: [rows[i["item"]] for i in items if i["item"] in rows]
+                for who, rows in readers.items()}
+    out["meaningful_share"] = {
+        c: {**{who: share(rows, c) for who, rows in labelled.items()},
+            "mean": round(sum(share(rows, c) or 0 for rows in labelled.values())
+                          / max(len(labelled), 1), 4)} for c in CRITERIA}
+    out["per_type"] = {t: {c: {who: share([r for r in rows if kind[r["item"]] == t], c)
+                               for who, rows in labelled.items()} for c in CRITERIA}
+                       | {"n": sum(1 for i in items if i["fact_type"] == t)} for t in FACT_TYPES}
+    agreement: dict[str, Any] = {}
+    names = sorted(readers)
+    if len(names) == 2:
+        a, b = (readers[n] for n in names)
+        both = sorted(set(a) & set(b) & set(kind))
+        agreement["readers"] = {c: cohen_kappa([a[i][c] for i in both], [b[i][c] for i in both])
+                                for c in CRITERIA}
+        agreement["n_both"] = len(both)
+    agreement["criteria"] = {who: cohen_kappa([r["apply"] for r in rows],
+                                              [r["decides"] for r in rows])
+                             for who, rows in labelled.items()}
+    out["agreement"] = agreement
+    defects: dict[str, int] = defaultdict(int)
+    for rows in labelled.values():
+        for r in rows:
+            if r["apply"] == "no":
+                defects[r.get("defect") or "other"] += 1
+    out["defects"] = dict(sorted(defects.items()))
+    return out
