@@ -254,3 +254,17 @@ def test_no_evidence_is_removed_that_the_case_says_it_lacks():
                                                       text=text) if p.fact_type == "evidence"}
     assert "Recovery" not in removed(found)
     assert "Recovery" in removed(kept)
+
+
+def test_a_party_axis_fits_the_partys_stated_status():
+    adult = ("The accused, a married man and a Loco Foreman of the railways, was convicted "
+             "under Section 302 IPC. The State of Bihar is the respondent.")
+    plain = ("The accused was convicted under Section 302 IPC. The State of Bihar is the "
+             "respondent.")
+    def minor(text):
+        sheet = extract_rules(text, "X", "query", petitioner="Ram Singh",
+                              respondent="State of Bihar")
+        return {p.new for p in candidates(sheet, text=text) if p.fact_type == "party"}
+
+    assert "Minor" not in minor(adult)
+    assert "Minor" in minor(plain)

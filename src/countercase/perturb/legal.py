@@ -72,6 +72,8 @@ class PartyAxis:
     source: str
     words: re.Pattern | None = None  # the case's text must name the relation (a tenancy)
     sections: frozenset[str] = frozenset()  # one of them must be cited (where the axis decides)
+    # the case's text must not state what the new type denies (an adult's status, for a minor)
+    not_words: re.Pattern | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,8 @@ def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str
                                      "case category"), item["reason"], item["source"],
                               _words(item),
                               frozenset(_section(path, line, x)
-                                        for x in item.get("sections") or ())))
+                                        for x in item.get("sections") or ()),
+                              _pattern(item["not_words"]) if item.get("not_words") else None))
     data = yaml.safe_load(text) or {}
     groups: dict[str, str] = {}
     for group, sections in (data.get("offences") or {}).items():

@@ -165,6 +165,11 @@ def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[s
                 continue
             if axis.words is not None and not axis.words.search(text):
                 continue  # the case names no such relation (no tenancy, no licence)
+            if axis.not_words is not None and axis.not_words.search(text):
+                continue  # the case states what the new type denies (an adult's status)
+            if "Minor" in axis.types and any(a.years >= 18 and a.role == "accused"
+                                             for a in sheet.numerical_facts.ages):
+                continue  # the accused's stated age
             if axis.sections and not axis.sections & cited:
                 continue  # the case invokes no provision the axis decides
             if "Minor" in axis.types and matched == {"criminal"} and other not in PROSECUTORS:
