@@ -145,10 +145,13 @@ class TreeRanker:
         self.depth = depth
 
     def __call__(self, text: str, sheet, limit: Limit) -> dict[str, int]:
-        found = self.retriever.search(text, SearchFilter(year_to=limit.year_to,
-                                                         exclude_doc_ids=limit.exclude),
-                                      k=self.depth, sheet=sheet).documents
-        return {h.doc_id: i + 1 for i, h in enumerate(found)}
+        filters = SearchFilter(year_to=limit.year_to, exclude_doc_ids=limit.exclude)
+        if hasattr(self.retriever, "rank"):  # a learned system: its ranking, not its passages
+            ranked = [doc for doc, _ in self.retriever.rank(text, filters, self.depth, sheet)]
+        else:
+            ranked = [h.doc_id for h in self.retriever.search(text, filters, k=self.depth,
+                                                               sheet=sheet).documents]
+        return {doc: i + 1 for i, doc in enumerate(ranked)}
 
     def close(self) -> None:
         for opened in {id(x): x for x in (self.retriever, self.pipeline)}.values():

@@ -67,9 +67,10 @@ class LearnedRetriever:
                 self._first.setdefault(doc, row)
         return self._first
 
-    def search(self, query: str, filters: SearchFilter | None = None, k: int | None = None,
-               sheet=None) -> RetrievalResult:
-        """The top ``k`` judgments for ``query`` (its facts: ``sheet``, a
+    def rank(self, query: str, filters: SearchFilter | None = None, k: int | None = None,
+             sheet=None) -> list[tuple[str, float]]:
+        """The top ``k`` judgments for ``query`` and their scores, without their passages (what
+        :meth:`search` returns as hits; its facts: ``sheet``, a
         :class:`~countercase.factsheet.schema.FactSheet`, else the rule sheet of the text)."""
         if not query or not query.strip():
             raise EmptyQueryError("empty query: give the facts of a case to search with")
@@ -78,14 +79,21 @@ class LearnedRetriever:
         if asked:
             raise FilterError(f"the learned system {self.label} searches under a year bound and "
                               f"exclusions only, not {', '.join(asked)}; use --system full")
-        started = time.perf_counter()
         limit = Limit(filters.year_to, frozenset(filters.exclude_doc_ids))
         qid = next(iter(limit.exclude)) if len(limit.exclude) == 1 else "query"
         facts = (None if sheet is None
                  else Sheet.of(sheet, self.features.facts.tokens(sheet)))
         frame = self.features.frame(qid, query, limit, self.counts(limit), facts)
-        ranked = (rank_pool(frame, self.ranker.scores(frame))[:k or self.params.k]
-                  if len(frame) else [])
+        return (rank_pool(frame, self.ranker.scores(frame))[:k or self.params.k]
+                if len(frame) else [])
+
+    def search(self, query: str, filters: SearchFilter | None = None, k: int | None = None,
+               sheet=None) -> RetrievalResult:
+        """The top ``k`` judgments for ``query`` with their passages (:meth:`rank`)."""
+        started = time.perf_counter()
+        ranked = self.rank(query, filters, k, sheet)
+        filters = filters or SearchFilter()
+        limit = Limit(filters.year_to, frozenset(filters.exclude_doc_ids))
         hits = self._hits(query, ranked, limit)
         return RetrievalResult(query, hits, hits, bool(limit.exclude or limit.year_to),
                                {"total": (time.perf_counter() - started) * 1000})
