@@ -51,6 +51,7 @@ STAGE_UNITS = {
     "evaluate_ft": "cross_encoder",
     "index": "lucene", "index_facts": "lucene", "tune": "lucene", "tune_ft": "lucene",
     "leakage": "lucene", "perturb": "lucene", "validity_v2": "lucene", "regress_ft": "python",
+    "holdings": "python", "targets": "python", "validity_v3": "lucene",
 }
 
 # torch units, each timed in a fresh interpreter on 2 threads: seconds per batch (median of 3)
