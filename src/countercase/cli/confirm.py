@@ -34,7 +34,8 @@ def validity_v3_cases(
     not empty, and how many yield a matched pair (texts and document frequencies, no ranking)."""
     import json
 
-    from countercase.confirm.v3 import Inputs, eligible, feasibility, read_settings, read_targets
+    from countercase.confirm.prereg import read_settings
+    from countercase.confirm.v3 import SETTINGS, Inputs, eligible, feasibility, read_targets
     from countercase.datasets.citations import read_citations
     from countercase.retrieve.load import IndexPaths
 
@@ -45,7 +46,7 @@ def validity_v3_cases(
         out.write_text("\n".join(ids) + "\n", encoding="utf-8")
     inputs = Inputs(IndexPaths(index_dir, chunks=chunks, metadata=metadata), citations,
                     targets=targets, prereg=prereg)
-    print(json.dumps(feasibility(ids, inputs, load_params(params_path), read_settings(prereg)),
+    print(json.dumps(feasibility(ids, inputs, load_params(params_path), read_settings(prereg, SETTINGS)),
                      indent=2))
 
 

@@ -5,9 +5,11 @@ changed since its hash was recorded."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -86,3 +88,33 @@ def verify(path: Path, root: Path = Path("."), recorded: str | None = None) -> P
         raise PreregistrationError(f"{cases} is not the case list {path} names: it names "
                                    f"{named}, the file's is {found}")
     return Preregistration(Path(path), now, commit, cases, found)
+
+
+def read_settings(path: Path, kinds: dict[str, type]) -> dict[str, Any]:
+    """The preregistration's ``settings`` (its front matter), each of its type in ``kinds``."""
+    from countercase.config import ConfigError
+
+    found = front_matter(path).get("settings")
+    if not isinstance(found, dict):
+        raise ConfigError(f"{path}: no mapping 'settings' in its front matter")
+    out = {}
+    for key, kind in kinds.items():
+        try:
+            out[key] = kind(found[key])
+        except (KeyError, TypeError, ValueError):
+            raise ConfigError(f"{path}: settings.{key} missing or not {kind.__name__}") from None
+    return out
+
+
+def recorded_hash(root: Path, metrics: Path, key: str | None = None) -> str | None:
+    """The preregistration's hash as the last committed ``metrics`` file recorded it (under
+    ``key`` when the summary is one part of it); None: none recorded."""
+    shown = subprocess.run(["git", "show", f"HEAD:{metrics}"], cwd=root, capture_output=True,
+                           text=True, check=False)
+    try:
+        found = json.loads(shown.stdout)
+        found = found.get(key, {}) if key else found
+        return found.get("preregistration_sha256") if isinstance(found, dict) else None
+    except (json.JSONDecodeError, AttributeError):
+        return None
+

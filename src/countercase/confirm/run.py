@@ -13,9 +13,7 @@ the legal label is set against the hand-labelled perturbations. The summary
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -26,13 +24,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from countercase import layout
-from countercase.config import ConfigError, Params
+from countercase.config import Params
 from countercase.confirm.analysis import balance, by_fact_type, excess, holm
 from countercase.confirm.hand_labels import label_agreement
 from countercase.confirm.label import Reasons
 from countercase.confirm.matching import Mass
 from countercase.confirm.pairs import GRANULARITY, case_pairs, successors
-from countercase.confirm.prereg import front_matter, verify
+from countercase.confirm.prereg import read_settings, recorded_hash, verify
 from countercase.confirm.rankers import RANKED, RANKERS, Rankers, displacement
 from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
@@ -60,19 +58,6 @@ _SETTINGS = {"tolerance": float, "depth": int, "chunk_hits": int, "per_type": in
              "resamples": int, "permutations": int, "alpha": float, "secondary_alpha": float}
 
 
-def read_settings(path: Path) -> dict[str, Any]:
-    found = front_matter(path).get("settings")
-    if not isinstance(found, dict):
-        raise ConfigError(f"{path}: no mapping 'settings' in its front matter")
-    out = {}
-    for key, kind in _SETTINGS.items():
-        try:
-            out[key] = kind(found[key])
-        except (KeyError, TypeError, ValueError):
-            raise ConfigError(f"{path}: settings.{key} missing or not {kind.__name__}") from None
-    return out
-
-
 @dataclass(frozen=True)
 class Inputs:
     paths: IndexPaths
@@ -85,17 +70,6 @@ class Inputs:
     hand_labels: Path = layout.PERTURBATION_LABELS
     prereg: Path = layout.VALIDITY_V2
     ltr_dir: Path = layout.LTR
-
-
-def recorded_hash(root: Path) -> str | None:
-    """The preregistration's hash as the last committed metrics recorded it (None: none)."""
-    shown = subprocess.run(["git", "show", f"HEAD:{layout.METRICS / 'counterfactual.json'}"],
-                           cwd=root, capture_output=True, text=True, check=False)
-    try:
-        found = json.loads(shown.stdout).get("validity_v2", {})
-    except (json.JSONDecodeError, AttributeError):
-        return None
-    return found.get("preregistration_sha256") if isinstance(found, dict) else None
 
 
 class Corpus:
@@ -224,8 +198,9 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
     that many of v1's development cases instead, without the guard (the code's test and its
     time, never the confirmatory cases)."""
     started = time.perf_counter()
-    prereg = None if pilot else verify(inputs.prereg, root, recorded_hash(root))
-    settings = read_settings(root / inputs.prereg)
+    prereg = None if pilot else verify(inputs.prereg, root, recorded_hash(
+        root, layout.METRICS / "counterfactual.json", "validity_v2"))
+    settings = read_settings(root / inputs.prereg, _SETTINGS)
     collection = read_citations(inputs.citations)
     corpus = Corpus(inputs)
     if pilot:

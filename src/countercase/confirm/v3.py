@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -25,12 +24,12 @@ import pandas as pd
 from tqdm import tqdm
 
 from countercase import layout
-from countercase.config import ConfigError, Params
+from countercase.config import Params
 from countercase.confirm.analysis import holm
 from countercase.confirm.directional import direction, power, summarise
 from countercase.confirm.matching import Mass, closest
 from countercase.confirm.pairs import GRANULARITY, candidates, successors
-from countercase.confirm.prereg import front_matter, verify
+from countercase.confirm.prereg import read_settings, recorded_hash, verify
 from countercase.confirm.rankers import RANKED, Rankers
 from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
@@ -42,6 +41,7 @@ from countercase.perturb.cases import QueryCase, corpus_cases
 from countercase.perturb.operative import root_edges
 from countercase.perturb.query import text_query
 from countercase.perturb.rules import apply
+from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import IndexPaths
@@ -53,31 +53,9 @@ log = logging.getLogger(__name__)
 PRIMARY = "trees"  # the system the perturbation trees search (params.yaml perturb.system)
 RANKERS = ("trees", "bm25", "dense", "cross_encoder", "ltr", "ltr_unmasked")
 VARIANTS = ("whole", "heldout")
-_SETTINGS = {"tolerance": float, "depth": int, "chunk_hits": int, "tree_chunks": int,
+SETTINGS = {"tolerance": float, "depth": int, "chunk_hits": int, "tree_chunks": int,
              "per_type": int, "resamples": int, "alpha": float, "secondary_alpha": float,
              "effect": float, "placebo_ratio": float}
-
-
-def read_settings(path: Path) -> dict[str, Any]:
-    found = front_matter(path).get("settings")
-    if not isinstance(found, dict):
-        raise ConfigError(f"{path}: no mapping 'settings' in its front matter")
-    out = {}
-    for key, kind in _SETTINGS.items():
-        try:
-            out[key] = kind(found[key])
-        except (KeyError, TypeError, ValueError):
-            raise ConfigError(f"{path}: settings.{key} missing or not {kind.__name__}") from None
-    return out
-
-
-def recorded_hash(root: Path) -> str | None:
-    shown = subprocess.run(["git", "show", f"HEAD:{layout.metrics('validity_v3')}"], cwd=root,
-                           capture_output=True, text=True, check=False)
-    try:
-        return json.loads(shown.stdout).get("preregistration_sha256")
-    except (json.JSONDecodeError, AttributeError):
-        return None
 
 
 @dataclass(frozen=True)
@@ -283,8 +261,9 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
     that many tuning cases with targets instead, without the guard (the code's test, its time
     and the pilot of the sample size; never a held-out case)."""
     started = time.perf_counter()
-    prereg = None if pilot else verify(inputs.prereg, root, recorded_hash(root))
-    settings = read_settings(root / inputs.prereg)
+    prereg = None if pilot else verify(inputs.prereg, root,
+                                       recorded_hash(root, layout.metrics("validity_v3")))
+    settings = read_settings(root / inputs.prereg, SETTINGS)
     collection = read_citations(inputs.citations)
     targets = read_targets(inputs.targets)
     if pilot:
@@ -297,7 +276,7 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
                                   params.perturb.case_chars)
     edges = pd.read_parquet(inputs.edges)
     successor = successors(edges)
-    features = FeatureSource.chosen(inputs.paths, inputs.sheets, _choices())
+    features = FeatureSource.chosen(inputs.paths, inputs.sheets, Choices())
     trees = None
     rows, left = [], []
     try:
@@ -361,8 +340,3 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
         "seconds": round(time.perf_counter() - started, 1),
     }
 
-
-def _choices():
-    from countercase.retrieve.choices import Choices
-
-    return Choices()
