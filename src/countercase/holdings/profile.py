@@ -26,9 +26,9 @@ from countercase.factsheet.categories import categories as read_categories
 from countercase.factsheet.rules import (evidence_mentions, find_ages, find_amounts,
                                          find_durations, role_mentions)
 from countercase.factsheet.thresholds import in_days, load_thresholds
+from countercase.factsheet.values import DEFAULT_TYPES
 from countercase.holdings.decided import CUE, REASONS, Scorer, features, sentences
 
-DEFAULT_TYPES = frozenset({"Individual", "Unknown"})
 REPEATED = 2  # the first rule: sentences of the reasons citing a provision that make it decided
 
 

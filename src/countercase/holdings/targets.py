@@ -71,7 +71,7 @@ def facts_of(sheet: FactSheet | None, profile: Profile | None) -> frozenset[str]
         keys |= {f"evidence:{v}" for v in profile.values("evidence")}
         keys |= {f"party:{v}" for v in profile.values("party")}
         keys |= {f"boundary:{v}" for v in profile.values("boundary")}
-    return frozenset(keys - {"party:Individual", "party:Unknown"})
+    return frozenset(keys)
 
 
 def _days(kind: str, value) -> float:
