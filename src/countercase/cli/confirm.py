@@ -74,8 +74,9 @@ def validity_v3(
 
     from countercase.retrieve.learned import searching
 
-    # the trees' system as the perturb stage has it: the learned one when ltr is served
-    params = searching(load_params(params_path, adopt=("tuning", "reranker", "ltr")), None)
+    # every choice adopted: the trees' system as the perturb stage has it (the learned one
+    # when ltr is served) and its fact weight
+    params = searching(load_params(params_path), None)
     require(targets, "targets (stage `targets`)")
     require(citations, "citation collection (stage `citations`)")
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)

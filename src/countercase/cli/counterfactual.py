@@ -568,9 +568,15 @@ def audit_sample(
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
     candidates = pool
     if exclude_labelled:
+        # an earlier engine's sample, and the LLM check's calibration sample, which stays apart
+        # from every audit sample
         seen = {(row["case_id"], row["description"]) for e in ENGINES if e != engine
                 if (out / f"sample_{e}.jsonl").exists()
                 for row in map(json.loads, (out / f"sample_{e}.jsonl").open(encoding="utf-8"))}
+        calibration = layout.LLM_CALIBRATION / "sample.jsonl"
+        if calibration.exists():
+            seen |= {(row["case_id"], row["description"])
+                     for row in map(json.loads, calibration.open(encoding="utf-8"))}
         candidates = [r for r in pool if (r["case_id"], r["description"]) not in seen]
     sample = draw(candidates, per_type, params.seed)
     write_jsonl(out / f"sample_{engine}.jsonl", sample)
