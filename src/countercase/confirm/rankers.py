@@ -96,3 +96,24 @@ def displacement(root: Mapping[str, float], node: Mapping[str, float], docs: Seq
     moved = [abs(root.get(d, absent) - node.get(d, absent)) for d in docs
              if absent is not None or (d in root and d in node)]
     return float(np.mean(moved)) if moved else None
+
+
+def open_rankers(features: FeatureSource, params, chunks, ltr_dir, precedents,
+                 depth: int, chunk_hits: int) -> Rankers:
+    """The rankers over ``features``: the domain reranker (``params.retrieve``), the learned
+    rankers whose models ``ltr_dir`` holds, and the passages of ``precedents`` (the chunk
+    table ``chunks``)."""
+    import pandas as pd
+
+    from countercase.retrieve.rerank import load_reranker
+
+    models = {n: LearnedRanker.load(ltr_dir / f"{n}.txt")
+              for n in ("ltr", "ltr_unmasked") if (ltr_dir / f"{n}.txt").is_file()}
+    table = pd.read_parquet(chunks, columns=["chunk_id", "doc_id", "text"])
+    table = table[table["doc_id"].isin(set(precedents))]
+    first = table.drop_duplicates("doc_id")
+    return Rankers(features, load_reranker(params.retrieve.rerank_model,
+                                           params.retrieve.rerank_backend, params.index.threads),
+                   models, dict(zip(table["chunk_id"], table["text"])),
+                   dict(zip(first["doc_id"], first["chunk_id"])), depth, chunk_hits)
+

@@ -31,7 +31,8 @@ from countercase.confirm.label import Reasons
 from countercase.confirm.matching import Mass
 from countercase.confirm.pairs import GRANULARITY, case_pairs, successors
 from countercase.confirm.prereg import read_settings, recorded_hash, verify
-from countercase.confirm.rankers import RANKED, RANKERS, Rankers, displacement
+from countercase.confirm.rankers import (RANKED, RANKERS, Rankers, displacement,
+                                         open_rankers)
 from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
@@ -47,7 +48,6 @@ from countercase.perturb.validity import gold_against_chance
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.load import IndexPaths
-from countercase.retrieve.ltr import LearnedRanker
 from countercase.retrieve.prior import citation_counts
 
 log = logging.getLogger(__name__)
@@ -217,20 +217,9 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
     edges = pd.read_parquet(inputs.edges)
     features = FeatureSource.chosen(inputs.paths, inputs.sheets, Choices())
     try:
-        from countercase.retrieve.rerank import load_reranker
-
-        models = {n: LearnedRanker.load(inputs.ltr_dir / f"{n}.txt")
-                  for n in ("ltr", "ltr_unmasked") if (inputs.ltr_dir / f"{n}.txt").is_file()}
-        table = pd.read_parquet(inputs.paths.chunks, columns=["chunk_id", "doc_id", "text"])
-        needed = {d for c in cases for d in c.cited}
-        table = table[table["doc_id"].isin(needed)]
-        rankers = Rankers(features, load_reranker(params.retrieve.rerank_model,
-                                                  params.retrieve.rerank_backend,
-                                                  params.index.threads),
-                          models, dict(zip(table["chunk_id"], table["text"])),
-                          dict(zip(table.drop_duplicates("doc_id")["doc_id"],
-                                   table.drop_duplicates("doc_id")["chunk_id"])),
-                          settings["depth"], settings["chunk_hits"])
+        rankers = open_rankers(features, params, inputs.paths.chunks, inputs.ltr_dir,
+                               {d for c in cases for d in c.cited}, settings["depth"],
+                               settings["chunk_hits"])
         mass = Mass(features.chunk_bm25.analyze, features.chunk_bm25.idf)
         # a case's limit: the collection's rule for its query (a development case of the
         # pilot that is no query: itself and what was decided after it)

@@ -30,7 +30,7 @@ from countercase.confirm.directional import direction, power, summarise
 from countercase.confirm.matching import Mass, closest
 from countercase.confirm.pairs import GRANULARITY, candidates, successors
 from countercase.confirm.prereg import read_settings, recorded_hash, verify
-from countercase.confirm.rankers import RANKED, Rankers
+from countercase.confirm.rankers import RANKED, Rankers, open_rankers
 from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
@@ -45,7 +45,6 @@ from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import IndexPaths
-from countercase.retrieve.ltr import LearnedRanker
 from countercase.retrieve.prior import citation_counts
 
 log = logging.getLogger(__name__)
@@ -280,21 +279,10 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
     trees = None
     rows, left = [], []
     try:
-        from countercase.retrieve.rerank import load_reranker
-
-        models = {n: LearnedRanker.load(inputs.ltr_dir / f"{n}.txt")
-                  for n in ("ltr", "ltr_unmasked") if (inputs.ltr_dir / f"{n}.txt").is_file()}
         needed = {d for c in cases for row in targets.get(c.case_id, {}).values()
                   for v in VARIANTS if v in row for d in row[v]["appear"] + row[v]["drop"]}
-        table = pd.read_parquet(inputs.paths.chunks, columns=["chunk_id", "doc_id", "text"])
-        table = table[table["doc_id"].isin(needed)]
-        first = table.drop_duplicates("doc_id")
-        rankers = Rankers(features, load_reranker(params.retrieve.rerank_model,
-                                                  params.retrieve.rerank_backend,
-                                                  params.index.threads),
-                          models, dict(zip(table["chunk_id"], table["text"])),
-                          dict(zip(first["doc_id"], first["chunk_id"])),
-                          settings["depth"], settings["chunk_hits"])
+        rankers = open_rankers(features, params, inputs.paths.chunks, inputs.ltr_dir, needed,
+                               settings["depth"], settings["chunk_hits"])
         trees = TreeRanker(params, inputs.paths, settings["depth"], settings["tree_chunks"])
         mass = Mass(features.chunk_bm25.analyze, features.chunk_bm25.idf)
         limits = {c.case_id: collection.limits[c.case_id] for c in cases}

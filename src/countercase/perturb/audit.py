@@ -108,9 +108,10 @@ DEFECTS = ("renumbering", "repealed", "unrelated_section", "cross_kind_section",
            "generic_evidence_toggle", "inapplicable_party", "other")
 
 
-def read_audit_labels(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
-    """(who labelled, item -> label row) of a label file (``data/gold/legal_audit.md``): its
-    first line names the labeller; a bad line is an error naming the file and line."""
+def _read_labels(path: Path, wrong) -> tuple[str, dict[str, dict[str, Any]]]:
+    """(who labelled, item -> label row) of a label file whose first line names the labeller;
+    ``wrong(row)``: what is wrong with a row (None: nothing); a bad line is an error naming the
+    file and line."""
     from countercase.perturb.cases import CaseFileError
 
     who, rows = "", {}
@@ -123,14 +124,23 @@ def read_audit_labels(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
             if "item" not in row:
                 who = row.get("who", "")
                 continue
-            if row.get("label") not in LABELS:
-                raise CaseFileError(f"{path}:{number}: label {row.get('label')!r} is not one of "
-                                    f"{', '.join(LABELS)}")
-            if row["label"] == "not" and row.get("defect") not in DEFECTS:
-                raise CaseFileError(f"{path}:{number}: defect {row.get('defect')!r} is not one "
-                                    f"of {', '.join(DEFECTS)}")
+            problem = wrong(row)
+            if problem:
+                raise CaseFileError(f"{path}:{number}: {problem}")
             rows[row["item"]] = row
     return who, rows
+
+
+def read_audit_labels(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """(who labelled, item -> label row) of a label file (``data/gold/legal_audit.md``)."""
+    def wrong(row):
+        if row.get("label") not in LABELS:
+            return f"label {row.get('label')!r} is not one of {', '.join(LABELS)}"
+        if row["label"] == "not" and row.get("defect") not in DEFECTS:
+            return f"defect {row.get('defect')!r} is not one of {', '.join(DEFECTS)}"
+        return None
+
+    return _read_labels(path, wrong)
 
 
 def _shares(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -180,25 +190,12 @@ def audit_results(samples: dict[str, list[dict[str, Any]]], first: dict[str, dic
 
 def read_criteria_labels(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
     """(who labelled, item -> row) of an ``after_v3`` label file: each row answers
-    :data:`CRITERIA` with one of :data:`ANSWERS`; a bad line is an error naming it."""
-    from countercase.perturb.cases import CaseFileError
+    :data:`CRITERIA` with one of :data:`ANSWERS`."""
+    def wrong(row):
+        bad = [c for c in CRITERIA if row.get(c) not in ANSWERS]
+        return f"{', '.join(bad)} not one of {', '.join(ANSWERS)}" if bad else None
 
-    who, rows = "", {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                row = json.loads(line)
-            except ValueError:
-                raise CaseFileError(f"{path}:{number}: not JSON") from None
-            if "item" not in row:
-                who = row.get("who", "")
-                continue
-            wrong = [c for c in CRITERIA if row.get(c) not in ANSWERS]
-            if wrong:
-                raise CaseFileError(f"{path}:{number}: {', '.join(wrong)} not one of "
-                                    f"{', '.join(ANSWERS)}")
-            rows[row["item"]] = row
-    return who, rows
+    return _read_labels(path, wrong)
 
 
 def criteria_results(sample: list[dict[str, Any]],
