@@ -258,3 +258,83 @@ def test_every_edge_shows_its_rule_scope_and_legal_source(corpus, tree):
     text = tree_markdown(tree)
     for e in edges:
         assert f"Rule: {e.rule}; scope: {e.scope}; source: {e.basis}." in text
+
+
+@pytest.fixture(scope="module")
+def profiles(corpus):
+    from countercase.holdings.profile import profile
+    from countercase.holdings.run import read_scorer
+    from tests.conftest import ROOT
+
+    texts, _ = corpus
+    scorer = read_scorer(ROOT / "configs/holdings_choice.yaml")
+    return {d: profile(d, t, scorer=scorer) for d, t in texts.items()}
+
+
+def test_a_result_is_explained_by_the_holding_it_shares_quoting_its_sentence(corpus, profiles):
+    texts, sheets = corpus
+    query, text = sheets["C1024"], texts["C1024"][:3000]
+    found = explain_result(query, text, "C1000", "C1000_0", "", sheets["C1000"], {}, weight,
+                           profiles["C1000"])
+    assert found[0].template == "held_facts"
+    assert found[0].text.startswith("Its holding turns on ") and section_words("IPC-302") in found[0].text
+    held = next(c for c in found[0].claims if c.kind == "held")
+    assert "302" in texts["C1000"][held.start:held.end]  # the span is the judgment's own
+    sources = _sources({"query": query}, {"query": text}, profiles=profiles)
+    assert verify(found[0], sources) == []
+    # a provision the reasons only mention is not what the holding turns on
+    moved = dataclasses.replace(held, field="mentioned")
+    planted = dataclasses.replace(found[0], claims=found[0].claims + (moved,))
+    assert len(verify(planted, sources)) == 1
+    # no profile, or a case stating none of its holding's facts: no such sentence
+    assert "held_facts" not in {s.template for s in explain_result(
+        sheets["C1002"], "", "C1000", "c", "", sheets["C1000"], {}, weight, profiles["C1000"])}
+
+
+def test_an_edge_says_whether_the_ranking_moved_toward_its_citation_targets():
+    from countercase.explain.toward import explain_targets
+
+    targets = {"appear": ["P2", "P4"], "drop": ["P1"], "reason": ""}
+    diff = {"dropped": ["P1"], "new": ["P2"], "stable": ["P3"]}
+    moves = ("section:IPC-302", "section:IPC-304")
+    cited, toward = explain_targets(moves, targets, diff, 10)
+    assert "with Section 304 IPC rather than Section 302 IPC" in cited.text
+    assert "more often P2, P4" in cited.text and "less often P1" in cited.text
+    assert toward.text.endswith("the ranking moved toward them.")
+    sources = _sources({}, targets=targets, diff=diff)
+    assert verify(cited, sources) == [] and verify(toward, sources) == []
+    # the same sentences against the reverse move are caught
+    back = {"dropped": ["P2"], "new": ["P1"], "stable": ["P3"]}
+    assert verify(toward, _sources({}, targets=targets, diff=back)) != []
+    assert "moved away from them" in explain_targets(moves, targets, back, 10)[1].text
+    none = explain_targets(moves, {"appear": [], "drop": [], "reason": "too few holders"},
+                           diff, 10)
+    assert [s.template for s in none] == ["no_targets"] and "too few holders" in none[0].text
+
+
+def test_a_trees_edges_carry_their_citation_targets_and_are_counted(corpus, tree, profiles):
+    from countercase.explain.run import Explainer, faithfulness
+    from countercase.holdings.case_targets import Finder
+    from countercase.holdings.targets import Graph, Settings
+    from countercase.perturb.rules import case_categories
+
+    texts, sheets = corpus
+    # five judgments decide the edge's old section and cite P1; five its new one and cite P2
+    edge = next(n.edge for n in tree.nodes if n.edge is not None and n.edge.fact_type == "section")
+    links, facts = [], {}
+    for i in range(5):
+        links += [(f"A{i}", "P1"), (f"B{i}", "P2")]
+        facts[f"A{i}"] = frozenset({f"section:{edge.old}"})
+        facts[f"B{i}"] = frozenset({f"section:{edge.new}"})
+    domains = case_categories(tree.nodes[0].fact_sheet_state, tree.source_text)
+    finder = Finder(Graph(links, facts, {j: domains for j in facts}))
+    chunks = {f"{d}_0000": t[:1500] for d, t in texts.items()}
+    explained, records = Explainer(sheets, chunks, {}, profiles, finder, Settings()).explain(tree)
+    node = next(n for n in explained.nodes if n.edge == edge)
+    said = [s for s in node.counterfactual_summary if s["template"] in ("targets", "toward")]
+    assert len(said) == 2 and "more often P2" in said[0]["text"]
+    found = faithfulness(records)
+    assert found["faithfulness"] == 1.0
+    assert found["targets"]["edges"] == len(explained.nodes) - 1
+    assert found["targets"]["with_targets"] >= 1
+    assert "held_facts" in found["per_template"]

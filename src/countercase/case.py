@@ -88,8 +88,16 @@ class Workspace:
     @cached_property
     def explainer(self):
         from countercase.explain.run import open_explainer
+        from countercase.holdings.case_targets import Inputs
+        from countercase.holdings.targets import Settings
 
-        return open_explainer(self.path(layout.JUDGMENT_SHEETS), self.index_paths.chunks)
+        sheets, chunks = self.path(layout.JUDGMENT_SHEETS), self.index_paths.chunks
+        grounds = Inputs(*(self.path(p) for p in (layout.CITATIONS, layout.DOCUMENTS,
+                                                  layout.JUDGMENT_SHEETS, layout.METADATA,
+                                                  layout.SECTION_EDGES, layout.HOLDING_PROFILES)))
+        if not (grounds.profiles.is_file() and grounds.citations.exists()):
+            return open_explainer(sheets, chunks)  # built before stages holdings and citations
+        return open_explainer(sheets, chunks, grounds, Settings.of(self.params.targets))
 
     def query_text(self, qid: str) -> str:
         from countercase.datasets.aila import read_queries

@@ -22,6 +22,9 @@ log = logging.getLogger("countercase")
 EDGES_OPTION = typer.Option(layout.SECTION_EDGES)
 CASE_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases).")
 CASE_SHEETS_OPTION = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets.")
+PROFILES_OPTION = typer.Option(
+    None, help="Holding profiles (stage `holdings`): explain each result by the holding it "
+    "shares and each edge by its citation-grounded targets (reads the citation collection).")
 GROUPS_OPTION = typer.Option(layout.RERANKER_GROUPS,
                              help="Resolved citations (stage train_reranker).")
 GOLD_OPTION = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts.")
@@ -418,10 +421,14 @@ def explain(
                              help="A folder (every tree) or, with --tree, a Markdown file."),
     metrics: Optional[Path] = typer.Option(None, help="Write faithfulness here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
+    profiles: Optional[Path] = PROFILES_OPTION,
+    citations: Path = CITATIONS_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Grounded explanations of every result and edge of the trees, each sentence re-verified
     against its sources; with --tree, one tree's Markdown report."""
-    from countercase.explain.run import open_explainer, run_explain
+    from countercase.explain.run import run_explain
 
     for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (chunks, "chunks")):
         require(path, what)
@@ -429,7 +436,8 @@ def explain(
         require(tree_file, "tree JSON")
     else:
         require(trees, "trees (stage `perturb`)")
-    report = run_explain(trees, open_explainer(sheets, chunks), out, tree_file)
+    explainer = _explainer(sheets, chunks, profiles, citations, documents, params_path)
+    report = run_explain(trees, explainer, out, tree_file)
     seconds = {"ms_per_node": report.pop("ms_per_node")}
     if metrics:
         write_json(metrics, report)
@@ -437,6 +445,24 @@ def explain(
         write_json(timing, seconds)
     log.info("%d sentences over %d nodes: faithfulness %s", report["sentences"], report["nodes"],
              report["faithfulness"])
+
+
+def _explainer(sheets: Path, chunks: Path, profiles: Path | None, citations: Path,
+               documents: Path, params_path: Path):
+    """The explainer; with ``profiles``, also the holdings each result turns on and each edge's
+    citation-grounded targets (the citation graph and the ``targets`` settings)."""
+    from countercase.explain.run import open_explainer
+    from countercase.holdings.case_targets import Inputs
+    from countercase.holdings.targets import Settings
+
+    if profiles is None:
+        return open_explainer(sheets, chunks)
+    for path, what in ((profiles, "holding profiles (stage `holdings`)"),
+                       (citations, "citation collection (stage `citations`)"),
+                       (documents, "judgment texts (stage `ingest`)")):
+        require(path, what)
+    grounds = Inputs(citations=citations, documents=documents, sheets=sheets, profiles=profiles)
+    return open_explainer(sheets, chunks, grounds, Settings.of(load_params(params_path).targets))
 
 
 @app.command()
@@ -479,6 +505,9 @@ def tree(
         None, help="Also explain the tree (JSON with explanations) and write its Markdown here."),
     sheets: Path = typer.Option(layout.JUDGMENT_SHEETS,
                                 help="The judgments' fact sheets (for --markdown)."),
+    profiles: Optional[Path] = PROFILES_OPTION,
+    citations: Path = CITATIONS_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
     queries: Path = typer.Option(layout.AILA_QUERIES),
     edges: Path = EDGES_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
@@ -526,10 +555,10 @@ def tree(
                             "branching": branching})
     if markdown is not None:
         from countercase.explain.markdown import tree_markdown
-        from countercase.explain.run import open_explainer
 
         require(sheets, "fact sheets (stage `factsheets`)")
-        model, _ = open_explainer(sheets, chunks).explain(model)
+        model, _ = _explainer(sheets, chunks, profiles, citations, documents,
+                              params_path).explain(model)
         markdown.write_text(tree_markdown(model), encoding="utf-8")
     out.write_text(model.model_dump_json(indent=1), encoding="utf-8")
     log.info("%d nodes; sensitivity %s -> %s", len(built.nodes), built.sensitivity(), out)

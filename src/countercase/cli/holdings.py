@@ -81,7 +81,6 @@ def targets(
                        (profiles, "holding profiles"), (edges, "section edges")):
         require(path, what)
     params = load_params(params_path)
-    t = params.targets
     write_json(metrics, run_targets(Inputs(citations, documents, sheets, metadata, edges, profiles),
-                                    out, Settings(t.lift, t.min_citing, t.min_holders, t.prior, t.alpha),
-                                    t.per_type, params.perturb.case_chars))
+                                    out, Settings.of(params.targets), params.targets.per_type,
+                                    params.perturb.case_chars))

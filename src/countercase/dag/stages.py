@@ -400,13 +400,19 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "explain", DEFAULT,
         f"countercase explain --trees {L.TREES} --sheets {L.JUDGMENT_SHEETS} --chunks "
-        f"{L.CHUNKS} --out {L.EXPLANATIONS} --metrics {L.metrics('explanations')} "
+        f"{L.CHUNKS} --profiles {L.HOLDING_PROFILES} --citations {L.CITATIONS} --documents "
+        f"{L.DOCUMENTS} --out {L.EXPLANATIONS} --metrics {L.metrics('explanations')} "
         f"--timing {L.timing('explain')}",
-        why=("grounded explanations of every result and edge of every tree, each sentence "
-             "re-verified against its sources (countercase.explain)"),
+        why=("grounded explanations of every result and edge of every tree (the holding each "
+             "result shares, each edge's citation-grounded targets), each sentence re-verified "
+             "against its sources (countercase.explain)"),
         deps=(L.TREES,
               L.JUDGMENT_SHEETS,
-              L.CHUNKS),
+              L.CHUNKS,
+              L.HOLDINGS,
+              L.CITATIONS,
+              L.DOCUMENTS),
+        params=("targets",),
     ),
     Stage(
         "topology", DEFAULT,

@@ -1,5 +1,7 @@
-"""Why a precedent was retrieved: the legal facts it shares with the query case, then the query
-terms of highest weight that its retrieved chunk contains, each with its offsets in the chunk.
+"""Why a precedent was retrieved: the facts its holding turns on that the query case states
+(its holding profile, :mod:`countercase.holdings.profile`, quoting the sentence of its reasons),
+the legal facts it shares with the query case, then the query terms of highest weight that its
+retrieved chunk contains, each with its offsets in the chunk.
 
 Shared facts are read from the precedent's fact sheet and metadata (sections cited, party types,
 evidence types, and numbers on the same side of a legal boundary of
@@ -14,11 +16,45 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from countercase.explain.claims import Claim, Sentence, numbers_of, section_words, side_words
+from countercase.explain.claims import (Claim, Sentence, numbers_of, section_words, side_words,
+                                        value_words)
 from countercase.factsheet.schema import FactSheet
 from countercase.factsheet.thresholds import load_thresholds
+from countercase.factsheet.values import sheet_values
+from countercase.holdings.profile import Profile
 
 TERM = re.compile(r"\b[a-z]{4,}\b")  # whole words: the checker looks for the term as a word
+HELD_KEYS = {"provision": "section", "evidence": "evidence", "boundary": "boundary",
+             "party": "party"}  # a holding's kinds as fact keys, in the order they are named
+QUOTE = 240  # characters of the holding's sentence quoted
+
+
+def held_facts(values: frozenset[str], doc_id: str, profile: Profile | None,
+               n: int = 3) -> Sentence | None:
+    """The facts of the case (``values``: its fact keys) that the precedent's holding turns on:
+    the provisions its reasons decide, the evidence they weigh, the threshold sides and party
+    types they state; the first quoted from its sentence."""
+    if profile is None:
+        return None
+    order = list(HELD_KEYS)
+    held = sorted((h for h in profile.held
+                   if (h.kind != "provision" or h.role == "decided")
+                   and f"{HELD_KEYS[h.kind]}:{h.value}" in values),
+                  key=lambda h: (order.index(h.kind), -(h.score or 0), -h.support, h.start))
+    # one side per kind of number: a number lies on a side of every threshold of its kind
+    chosen = list({(h.value.split("<")[0].split(">")[0] if h.kind == "boundary" else h.value): h
+                   for h in reversed(held)}.values())[::-1][:n]
+    if not chosen:
+        return None
+    keys = [f"{HELD_KEYS[h.kind]}:{h.value}" for h in chosen]
+    quote = chosen[0].quote if len(chosen[0].quote) <= QUOTE else chosen[0].quote[:QUOTE - 3] + "..."
+    claims = tuple(c for h, key in zip(chosen, keys)
+                   for c in (Claim("held", (h.kind, h.value), doc_id, h.role, h.start, h.end),
+                             Claim("value", key, "query", "values")))
+    words = [value_words(k) for k in keys]
+    named = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    return Sentence(f"Its holding turns on {named}, as your "
+                    f"case does: \u201c{quote}\u201d", "held_facts", claims)
 
 
 def _sections(query: FactSheet, doc_id: str, precedent: FactSheet | None,
@@ -111,8 +147,13 @@ def key_terms(query_text: str, chunk_id: str, chunk_text: str,
 
 def explain_result(query: FactSheet, query_text: str, doc_id: str, chunk_id: str,
                    chunk_text: str, precedent: FactSheet | None, metadata: dict[str, Any],
-                   weight: Callable[[str], float | None]) -> list[Sentence]:
-    found = [s for s in (shared_facts(query, doc_id, precedent, metadata),
+                   weight: Callable[[str], float | None],
+                   profile: Profile | None = None,
+                   values: frozenset[str] | None = None) -> list[Sentence]:
+    """``values``: the query's fact keys, when the caller has them (else read from ``query``)."""
+    values = sheet_values(query, query_text) if values is None else values
+    found = [s for s in (held_facts(values, doc_id, profile),
+                         shared_facts(query, doc_id, precedent, metadata),
                          key_terms(query_text, chunk_id, chunk_text, weight)) if s]
     return found or [Sentence("Retrieved for the overall similarity of its text: no shared "
                               "section, party type, evidence type, legal threshold or weighted "

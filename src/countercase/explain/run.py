@@ -2,7 +2,9 @@
 
 Each tree of the ``perturb`` stage gets, at every node, an explanation of each result (keyed by
 chunk id, :mod:`countercase.explain.results`) and, below the root, the counterfactual summary of
-its edge (:mod:`countercase.explain.edges`). The checker (:func:`claims.verify`) then looks every
+its edge (:mod:`countercase.explain.edges`) with, when the holding profiles and the citation
+graph are given, the edge's citation-grounded targets and whether the ranking moved toward them
+(:mod:`countercase.explain.toward`; counted in the metrics' ``targets``). The checker (:func:`claims.verify`) then looks every
 claim up again in the sources; the metrics count sentences, grounded sentences and faithfulness
 (grounded / sentences), per template. Term weights are the IDF of each word over the precedent
 chunks.
@@ -27,7 +29,12 @@ from countercase.explain.claims import Sentence, Sources, verify
 from countercase.explain.edges import explain_edge
 from countercase.explain.markdown import tree_markdown
 from countercase.explain.results import TERM, explain_result
+from countercase.explain.toward import explain_targets
 from countercase.factsheet.schema import FactSheet
+from countercase.factsheet.values import sheet_values
+from countercase.holdings.case_targets import Corpus, Finder, Inputs
+from countercase.holdings.profile import Profile
+from countercase.holdings.targets import Settings, contrast
 from countercase.perturb.tree import TreeModel
 
 
@@ -47,8 +54,11 @@ def term_weights(texts: Iterable[str]) -> dict[str, float]:
 
 class Explainer:
     def __init__(self, sheets: dict[str, FactSheet], chunks: dict[str, str],
-                 weights: dict[str, float]) -> None:
+                 weights: dict[str, float], profiles: dict[str, Profile] | None = None,
+                 finder: Finder | None = None, settings: Settings = Settings()) -> None:
         self.sheets, self.chunks, self.weights = sheets, chunks, weights
+        self.profiles = profiles or {}
+        self.finder, self.settings = finder, settings
 
     def explain(self, tree: TreeModel) -> tuple[TreeModel, list[dict[str, Any]]]:
         """The tree with ``explanations`` and ``counterfactual_summary`` filled, and one record
@@ -59,7 +69,8 @@ class Explainer:
         for node in tree.nodes:
             started = time.perf_counter()
             sources = Sources(sheets={"query": node.fact_sheet_state},
-                              chunks={"query": node.query})
+                              chunks={"query": node.query}, profiles=self.profiles)
+            values = sheet_values(node.fact_sheet_state, node.query)
             explanations = {}
             for result in node.retrieval_results:
                 doc, chunk = result["doc_id"], result.get("chunk_id") or ""
@@ -69,7 +80,7 @@ class Explainer:
                 sources.chunks[chunk] = text
                 found = explain_result(node.fact_sheet_state, node.query, doc, chunk, text,
                                        self.sheets.get(doc), sources.metadata[doc],
-                                       self.weights.get)
+                                       self.weights.get, self.profiles.get(doc), values)
                 explanations[chunk or doc] = [s.to_dict() for s in found]
                 records += self._check(found, sources, tree.case_id, node.node_id, "result")
             summary = []
@@ -84,12 +95,23 @@ class Explainer:
                 found = explain_edge(edge, diff, k, sheets, metadata, node.fact_sheet_state)
                 edge_sources = Sources(sheets={**sheets, "node": node.fact_sheet_state},
                                        metadata=metadata, edge=edge, diff=diff)
+                if self.finder is not None:
+                    targets = self._targets(tree, parent.fact_sheet_state, node.edge)
+                    toward = explain_targets(contrast(node.edge), targets, diff, k)
+                    found += toward
+                    edge_sources.targets = targets
+                    records.append({"edge_targets": next(
+                        (c.value for s in toward for c in s.claims if c.kind == "toward"), None)})
                 summary = [s.to_dict() for s in found]
                 records += self._check(found, edge_sources, tree.case_id, node.node_id, "edge")
             nodes.append(node.model_copy(update={"explanations": explanations,
                                                  "counterfactual_summary": summary}))
             records.append({"node_seconds": time.perf_counter() - started})
         return tree.model_copy(update={"nodes": nodes}), records
+
+    def _targets(self, tree: TreeModel, sheet: FactSheet, edge) -> dict[str, Any]:
+        found = self.finder.targets(tree.case_id, sheet, tree.source_text, edge, self.settings)
+        return {"appear": list(found.appear), "drop": list(found.drop), "reason": found.reason}
 
     @staticmethod
     def _check(found: list[Sentence], sources: Sources, case_id: str, node_id: str,
@@ -103,11 +125,16 @@ def faithfulness(records: list[dict[str, Any]]) -> dict[str, Any]:
     grounded = [r for r in sentences if not r["problems"]]
     per_template = Counter(r["template"] for r in sentences)
     seconds = [r["node_seconds"] for r in records if "node_seconds" in r]
+    edges = [r["edge_targets"] for r in records if "edge_targets" in r]
+    moved = Counter(v for v in edges if v is not None)
+    targets = {"edges": len(edges), "with_targets": sum(moved.values()),
+               **{v: moved[v] for v in ("toward", "away", "neither")}} if edges else None
     return {"sentences": len(sentences), "grounded": len(grounded),
             "faithfulness": round(len(grounded) / len(sentences), 4) if sentences else None,
             "claims": sum(r["claims"] for r in sentences),
             "per_template": dict(sorted(per_template.items())),
             "failures": [r for r in sentences if r["problems"]][:20],
+            "targets": targets,
             "nodes": len(seconds),
             "ms_per_node": round(1000 * sum(seconds) / len(seconds), 2) if seconds else None}
 
@@ -122,13 +149,19 @@ def read_tree(path: Path) -> TreeModel:
         raise TreeFileError(f"{path}: not a perturbation tree: {where}: {first['msg']}") from None
 
 
-def open_explainer(sheets_path: Path, chunks_path: Path) -> Explainer:
-    """The judgments' fact sheets, the chunk texts and their IDF weights."""
+def open_explainer(sheets_path: Path, chunks_path: Path, grounds: Inputs | None = None,
+                   settings: Settings = Settings()) -> Explainer:
+    """The judgments' fact sheets, the chunk texts and their IDF weights; with ``grounds``
+    (the citation collection, documents and holding profiles), the holdings each result turns
+    on and each edge's citation-grounded targets, under ``settings``."""
     from countercase.factsheet.store import read_sheets
 
     table = pd.read_parquet(chunks_path, columns=["chunk_id", "text"])
-    return Explainer({s.case_id: s for s in read_sheets(sheets_path)},
-                     dict(zip(table["chunk_id"], table["text"])), term_weights(table["text"]))
+    chunks, weights = dict(zip(table["chunk_id"], table["text"])), term_weights(table["text"])
+    if grounds is None:
+        return Explainer({s.case_id: s for s in read_sheets(sheets_path)}, chunks, weights)
+    corpus = Corpus(grounds)
+    return Explainer(corpus.sheets, chunks, weights, corpus.profiles, corpus.finder, settings)
 
 
 def run_explain(trees: Path, explainer: Explainer, out: Path,

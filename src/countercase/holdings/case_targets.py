@@ -10,6 +10,7 @@ import statistics
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +19,9 @@ from tqdm import tqdm
 from countercase import layout
 from countercase.datasets.citations import Citations, read_citations
 from countercase.datasets.ids import natural_key
+from countercase.datasets.limits import Limit
 from countercase.extract.years import read_years
+from countercase.factsheet.schema import FactSheet
 from countercase.factsheet.store import read_sheets
 from countercase.holdings.profile import Profile
 from countercase.holdings.run import read_profiles
@@ -39,19 +42,54 @@ class Inputs:
     profiles: Path = layout.HOLDING_PROFILES
 
 
-class Edits:
-    """What every case's targets are computed from, read once."""
+class Finder:
+    """An edit's targets for any case (a citation case, a corpus judgment, an AILA query): the
+    citation graph, and the leave-out limit of each citation case."""
 
-    def __init__(self, inputs: Inputs, case_chars: int) -> None:
+    def __init__(self, graph: Graph, limits: Mapping[str, Limit] | None = None,
+                 years: Mapping[str, int | None] | None = None,
+                 heldout: frozenset[str] = frozenset()) -> None:
+        self.graph, self.heldout = graph, heldout
+        self.limits, self.years = limits or {}, years or {}
+
+    def targets(self, case_id: str, sheet: FactSheet, text: str | None, edit,
+                settings: Settings, variant: str = "whole") -> Targets:
+        """``edit`` (a Perturbation or a tree's edge) of case ``case_id``, whose facts are
+        ``sheet`` and ``text``: its targets, leaving out the case and, for a citation case,
+        its near-copies and the judgments after it."""
+        moved = contrast(edit)
+        if moved is None:
+            return Targets((), (), (0, 0), "no contrast (an addition or a renumbering)")
+        limit = self.limits.get(case_id, Limit())
+        leave_out = limit.exclude | {case_id}
+        allowed = self.heldout if variant == "heldout" else None
+        population = self.graph.population(case_categories(sheet, text), leave_out, allowed)
+        return self.graph.targets(moved, population,
+                                  lambda d: limit.admits(d, self.years.get(d)), settings)
+
+
+class Corpus:
+    """The citation collection, the judgments' texts, sheets and holding profiles, and the
+    :class:`Finder` over them, read once."""
+
+    def __init__(self, inputs: Inputs) -> None:
         self.collection: Citations = read_citations(inputs.citations)
         self.texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
         self.sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
         self.profiles: dict[str, Profile] = read_profiles(inputs.profiles)
-        self.edges = pd.read_parquet(inputs.edges)
         facts = {j: facts_of(self.sheets.get(j), self.profiles.get(j)) for j in self.texts}
         domains = {j: case_categories(s, self.texts.get(j)) for j, s in self.sheets.items()}
-        self.graph = Graph(self.collection.links, facts, domains)
-        self.heldout = frozenset(self.collection.qids("heldout"))
+        self.finder = Finder(Graph(self.collection.links, facts, domains),
+                             self.collection.limits, self.collection.years,
+                             frozenset(self.collection.qids("heldout")))
+
+
+class Edits(Corpus):
+    """Every citation case's root edits, and their targets."""
+
+    def __init__(self, inputs: Inputs, case_chars: int) -> None:
+        super().__init__(inputs)
+        self.edges = pd.read_parquet(inputs.edges)
         ids = sorted(self.collection.topics, key=natural_key)
         self.cases, self.skipped = corpus_cases(
             ids, self.texts, self.sheets, read_years(inputs.metadata), {}, case_chars)
@@ -59,19 +97,9 @@ class Edits:
     def of(self, case: QueryCase, per_type: int) -> list[Perturbation]:
         return root_edges(case, self.edges, per_type)
 
-    def targets(self, case: QueryCase, p: Perturbation, settings: Settings,
-                variant: str) -> Targets:
-        moved = contrast(p)
-        if moved is None:
-            return Targets((), (), (0, 0), "no contrast (an addition or a renumbering)")
-        limit = self.collection.limits[case.case_id]
-        leave_out = limit.exclude | {case.case_id}
-        allowed = self.heldout if variant == "heldout" else None
-        population = self.graph.population(case_categories(case.sheet, case.text), leave_out,
-                                           allowed)
-        years = self.collection.years
-        return self.graph.targets(moved, population,
-                                  lambda d: limit.admits(d, years.get(d)), settings)
+    def case_targets(self, case: QueryCase, p: Perturbation, settings: Settings,
+                     variant: str) -> Targets:
+        return self.finder.targets(case.case_id, case.sheet, case.text, p, settings, variant)
 
 
 def rows(edits: Edits, settings: Settings, per_type: int) -> list[dict]:
@@ -82,7 +110,7 @@ def rows(edits: Edits, settings: Settings, per_type: int) -> list[dict]:
             row = {"case_id": case.case_id, "part": part, "fact_type": p.fact_type,
                    "path": p.path, "old": p.old, "new": p.new, "description": p.description}
             for variant in ("whole", "heldout") if part == "heldout" else ("whole",):
-                t = edits.targets(case, p, settings, variant)
+                t = edits.case_targets(case, p, settings, variant)
                 row[variant] = {"appear": list(t.appear), "drop": list(t.drop),
                                 "holders": list(t.holders), "reason": t.reason}
             out.append(row)

@@ -48,6 +48,11 @@ class Settings:
     prior: float = 5.0
     alpha: float = 0.1
 
+    @classmethod
+    def of(cls, params) -> "Settings":
+        """From the ``targets`` section of ``params.yaml``."""
+        return cls(params.lift, params.min_citing, params.min_holders, params.prior, params.alpha)
+
 
 @dataclass(frozen=True)
 class Targets:
