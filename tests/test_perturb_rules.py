@@ -13,9 +13,10 @@ from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.thresholds import ThresholdError, applies, in_days
 from countercase.ingest.text import text_document
 from countercase.legal.adjacency import build_adjacency
-from countercase.perturb.legal import LegalTableError, load_swaps, load_tables
+from countercase.perturb.legal import LegalTableError, load_enacted, load_swaps, load_tables
 from countercase.perturb.rules import (Perturbation, PerturbationError, apply, candidates,
-                                       case_categories, check, crosses, load_thresholds)
+                                       case_categories, check, crosses, latest_year,
+                                       load_thresholds)
 
 NAMES = [f"C{i}" for i in range(1, 81)] + ["C1268"]
 
@@ -139,6 +140,9 @@ def test_a_swap_to_a_repealed_provision_or_without_a_source_is_an_error(tmp_path
     path.write_text("swaps:\n  - between: [IPC-302, IPC-304]\n    reason: r\n")
     with pytest.raises(LegalTableError, match=r"swaps.yaml:2: .*without source"):
         load_swaps(path)
+    path.write_text("enacted:\n  - {section: IPC-304B, year: 'late', source: s}\n")
+    with pytest.raises(LegalTableError, match=r"swaps.yaml:2: year 'late' is not a year"):
+        load_enacted(path)
 
 
 def test_a_swap_needs_what_its_target_decides_and_not_a_case_it_excludes(tmp_path):
@@ -268,3 +272,30 @@ def test_a_party_axis_fits_the_partys_stated_status():
 
     assert "Minor" not in minor(adult)
     assert "Minor" in minor(plain)
+
+
+def test_no_law_is_proposed_that_came_into_force_after_the_cases_events():
+    """Issue 57: no s. 304B (1986) for a case whose text ends in 1977, no juvenile axis (2001)
+    for an offence of the 1980s; the same case stated later gets them."""
+    def edits(year):
+        text = (f"The deceased, married in 1975, was burnt to death for dowry on 12.3.{year}. "
+                "The husband was convicted under Section 302 IPC and Section 498A IPC. The State "
+                "of Bihar is the respondent.")
+        sheet = extract_rules(text, "X", "query", petitioner="Ram Singh",
+                              respondent="State of Bihar")
+        return {(p.fact_type, p.new) for p in candidates(sheet, text=text)}
+
+    early, late = edits(1977), edits(2005)
+    assert ("section", "IPC-304B") not in early and ("section", "IPC-304B") in late
+    # an amount is no year: "Rs. 2015" leaves the case in 1977
+    assert latest_year("on 12.3.1977 he paid Rs. 2015 and 1,2019,000") == 1977
+
+
+def test_a_duration_moved_past_whole_years_clears_every_calendar():
+    text = ("The deceased died within 6 years of her marriage, and dowry was demanded. The "
+            "husband was convicted under Section 304B IPC.")
+    sheet = extract_rules(text, "X", "query")
+    moved = [p for p in candidates(sheet, text=text) if p.path.startswith("numerical_facts.dur")]
+    up = [p.new[0] for p in moved if p.new[0] > in_days(*p.old)]
+    assert 2558 in up  # seven years are 2,556 or 2,557 days: 2,555 stays inside them
+    assert all(check(p) is None for p in moved)

@@ -45,6 +45,7 @@ class Threshold:
     # what the case's text must state, where the boundary decides one offence or proceeding (an
     # age of consent decides a sexual offence, not a murder whose victim was 17)
     words: str = ""  # a regular expression, matched as whole words whatever the case
+    since: int | None = None  # the year the boundary came into force (None: before 1950)
 
     @property
     def scope(self) -> str:
@@ -69,7 +70,7 @@ def _boundary(kind: str, item: dict, line: int, path: Path) -> Threshold:
         raise ThresholdError(f"{where}: the {kind} boundary at {item['value']} names "
                              f"{', '.join(map(repr, unknown))}, not a case category or a role "
                              f"of {kind} (countercase.factsheet)")
-    extra = (set(item) - {"value", "meaning", "source", "scope"}
+    extra = (set(item) - {"value", "meaning", "source", "scope", "since"}
              | set(scope) - {"categories", "roles", "words"})
     if extra:
         raise ThresholdError(f"{where}: unknown field(s) {sorted(extra)}")
@@ -78,8 +79,11 @@ def _boundary(kind: str, item: dict, line: int, path: Path) -> Threshold:
         re.compile(words)
     except re.error as error:
         raise ThresholdError(f"{where}: words {words!r} are not a regular expression ({error})")
+    since = item.get("since")
+    if since is not None and not isinstance(since, int):
+        raise ThresholdError(f"{where}: since {since!r} is not a year")
     return Threshold(float(item["value"]), item["meaning"], item["source"], categories, roles,
-                     words)
+                     words, since)
 
 
 @lru_cache(maxsize=4)

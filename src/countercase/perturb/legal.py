@@ -8,7 +8,7 @@ naming its file and line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -74,6 +74,7 @@ class PartyAxis:
     sections: frozenset[str] = frozenset()  # one of them must be cited (where the axis decides)
     # the case's text must not state what the new type denies (an adult's status, for a minor)
     not_words: re.Pattern | None = None
+    since: int | None = None  # the year the law the axis applies came into force
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class LegalTables:
     offence_groups: dict[str, str]  # section -> offence group
     evidence: dict[str, EvidenceRule]  # evidence type -> where it applies
     offence_words: dict[str, re.Pattern]  # offence group -> words stating it
+    enacted: dict[str, int] = field(default_factory=dict)  # section -> year it came into force
 
     def offences(self, section_ids: Iterable[str], text: str = "") -> frozenset[str]:
         """The offence groups of a case: by the sections it cites, else by its text's words."""
@@ -146,6 +148,18 @@ def _known(path: Path, line: int, values: Iterable[str], vocabulary: tuple[str, 
     return values
 
 
+def load_enacted(path: Path) -> dict[str, int]:
+    """Provisions a swap may target that came into force after 1950: section -> year."""
+    text = path.read_text(encoding="utf-8")
+    enacted = {}
+    for item, line in _items(path, text, "enacted"):
+        _need(path, line, item, ("section", "year", "source"), "enacted provision")
+        if not isinstance(item["year"], int):
+            raise LegalTableError(f"{path}:{line}: year {item['year']!r} is not a year")
+        enacted[_section(path, line, item["section"])] = item["year"]
+    return enacted
+
+
 def load_swaps(path: Path) -> tuple[dict[str, tuple[Swap, ...]], dict[str, str]]:
     text = path.read_text(encoding="utf-8")
     repealed = {}
@@ -188,7 +202,8 @@ def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str
                               _words(item),
                               frozenset(_section(path, line, x)
                                         for x in item.get("sections") or ()),
-                              _pattern(item["not_words"]) if item.get("not_words") else None))
+                              _pattern(item["not_words"]) if item.get("not_words") else None,
+                              item.get("since")))
     data = yaml.safe_load(text) or {}
     groups: dict[str, str] = {}
     for group, sections in (data.get("offences") or {}).items():
@@ -219,4 +234,5 @@ def load_applicability(path: Path) -> tuple[tuple[PartyAxis, ...], dict[str, str
 def load_tables(swaps: Path = SWAPS_PATH, applicability: Path = APPLICABILITY_PATH) -> LegalTables:
     swap_table, repealed = load_swaps(Path(swaps))
     axes, groups, evidence, words = load_applicability(Path(applicability))
-    return LegalTables(swap_table, repealed, axes, groups, evidence, words)
+    return LegalTables(swap_table, repealed, axes, groups, evidence, words,
+                       load_enacted(Path(swaps)))

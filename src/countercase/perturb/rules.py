@@ -18,6 +18,11 @@ reads the case's legal domains (:func:`case_categories`) and the legal tables
   (``applicability.yaml``); nothing is added (the audit read additions as restating what such a
   trial has, or as evidence of no use to it).
 
+No rule proposes a law that came into force after the latest year the case's text states (its
+events are no later): a boundary's ``since``, an axis's ``since``, a provision's year in
+``section_swaps.yaml``'s ``enacted``. A duration moved up across a boundary of whole years goes
+past it in every calendar (seven years are 2,556 or 2,557 days, not 2,555).
+
 Every perturbation names its rule, the scope it matched and its legal source. :func:`check`
 re-verifies one against the rules; :func:`apply` returns the changed sheet, the changed value
 marked ``extractor="perturbation"``.
@@ -38,6 +43,28 @@ from countercase.perturb.legal import LegalTables, load_tables
 from countercase.factsheet.thresholds import DAYS, Threshold, applies, crosses, load_thresholds
 
 PROSECUTORS = ("State", "UnionOfIndia")
+# a year of the case's events or proceedings: a four-digit year, not an amount or a long number
+YEAR = re.compile(r"(?<!\d)(?<!\d,)(?<!Rs\.)(?<!Rs\. )(?<!Rs )(19[4-9]\d|20[0-2]\d)(?!\d)(?!,\d)")
+
+
+def latest_year(text: str) -> int | None:
+    """The latest year ``text`` states (None: none): no law in force only after it governed the
+    case's events."""
+    years = [int(y) for y in YEAR.findall(text or "")]
+    return max(years) if years else None
+
+
+def in_force(since: int | None, latest: int | None) -> bool:
+    return since is None or latest is None or since <= latest
+
+
+def calendar_days(boundary: float) -> float:
+    """The first whole day past ``boundary`` days in every calendar: a boundary of whole years
+    (365 days each, :data:`DAYS`) gains its possible leap days (one every four years)."""
+    if boundary >= 365 and boundary % 365 == 0:
+        years = int(boundary // 365)
+        return boundary + -(-years // 4) + 1
+    return boundary
 
 
 class PerturbationError(CountercaseError, ValueError):
@@ -74,7 +101,9 @@ def _crossings(value: float, thresholds: tuple[Threshold, ...],
 
 def _in_scope(thresholds, kind: str, cats: frozenset[str], role: str,
               text: str) -> tuple[Threshold, ...]:
-    return tuple(t for t in thresholds[kind] if applies(t, cats, role, text))
+    latest = latest_year(text)
+    return tuple(t for t in thresholds[kind]
+                 if applies(t, cats, role, text) and in_force(t.since, latest))
 
 
 def _whose(role: str, kind: str) -> str:
@@ -126,6 +155,7 @@ def duration_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],
         days = d.value * DAYS[d.unit]
         bounds = _in_scope(thresholds, "durations", cats, d.role, text)
         for new, t in _crossings(days, bounds, 1):
+            new = calendar_days(new) if new >= t.value else new
             out.append(Perturbation(
                 "numerical", path, (d.value, d.unit), (new, "days"),
                 f"{whose} changed from {d.value:g} {d.unit} to {new:g} days "
@@ -138,9 +168,11 @@ def section_perturbations(sheet: FactSheet, tables: LegalTables, text: str = "",
                           per_section: int = 5) -> list[Perturbation]:
     out = []
     cited = {s.section_id for s in sheet.sections_cited}
+    latest = latest_year(text)
     for i, section in enumerate(sheet.sections_cited):
         swaps = [s for s in tables.swaps.get(section.section_id, ())
                  if s.target not in cited and s.target not in tables.repealed
+                 and in_force(tables.enacted.get(s.target), latest)
                  and not s.unless & cited and (s.words is None or s.words.search(text))
                  and (s.contradicted is None or not s.contradicted.search(text))]
         for swap in swaps[:per_section]:
@@ -157,11 +189,12 @@ def party_perturbations(sheet: FactSheet, tables: LegalTables, cats: frozenset[s
     sides = {"petitioner": sheet.parties.petitioner.type,
              "respondent": sheet.parties.respondent.type}
     cited = {s.section_id for s in sheet.sections_cited}
+    latest = latest_year(text)
     for side, old in sides.items():
         other = sides["respondent" if side == "petitioner" else "petitioner"]
         for axis in tables.party_axes:
             matched = cats & axis.categories
-            if old not in axis.types or not matched:
+            if old not in axis.types or not matched or not in_force(axis.since, latest):
                 continue
             if axis.words is not None and not axis.words.search(text):
                 continue  # the case names no such relation (no tenancy, no licence)
