@@ -20,7 +20,7 @@ WRITERS_ADOPT = {"tune": (), "train_reranker": ("tuning",),
                  "perturb": ("tuning", "reranker", "ltr"), "train_ltr": ("tuning", "reranker")}
 # the params sections whose values a choice sets
 READS = {"tuning": ("retrieve",), "reranker": ("retrieve",), "trees": ("perturb",),
-         "ltr": ("retrieve", "perturb")}
+         "ltr": ("perturb",), "serving": ("retrieve",)}
 
 
 def _stages() -> dict:
@@ -91,6 +91,8 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
     (tmp_path / layout.RERANKER_CHOICE).write_text("use_rerank: false\nfirst_stage_weight: 0.5\n")
     (tmp_path / layout.TREES_CHOICE).write_text("fact_weight: 2.0\n")
     (tmp_path / layout.LTR_CHOICE).write_text("serve: true\n")
+    (tmp_path / layout.SERVING_CHOICE).write_text(
+        "route: {description: bm25, judgment: ltr_unmasked}\n")
     params = load_params(path)
     r = params.retrieve
     assert r.fusion_weights["precedents"] == {"bm25": 1.0, "dense": 0.25}
@@ -100,8 +102,9 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
     assert r.bridge_weights == {"direct": 0.25, "precedents": 1.0}
     assert (r.use_rerank, r.rerank_first_stage_weight) == (False, 0.5)
     assert params.perturb.fact_weight == 2.0
-    # the ltr rule's two consequences: ltr served, the trees searching its unmasked twin
-    assert (params.retrieve.system, params.perturb.learned) == ("ltr", "ltr_unmasked")
+    # the ltr rule's consequence, the trees searching its unmasked twin; the serving rule's,
+    # the route served
+    assert (params.retrieve.system, params.perturb.learned) == ("served", "ltr_unmasked")
     (tmp_path / layout.LTR_CHOICE).write_text("serve: false\n")
     assert load_params(path).perturb.learned is None
     assert load_params(path, adopt=()) == Params(seed=1)  # a writer reads no choice

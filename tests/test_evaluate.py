@@ -153,6 +153,23 @@ def test_a_trec_collection_runs_through_the_same_command(trec_collection, run_cl
     assert same.qids == tuple(qids_of(root)) and same.qrels == read_qrels(root / "qrels.txt")
 
 
+def test_the_served_system_runs_on_a_plain_trec_folder(trec_collection, run_cli, tmp_path):
+    """Issue 58: a folder of documents, topics and qrels only (no citations, dates or fact
+    sheets) runs the served system end to end: each kind of query falls back to chunk BM25 where
+    its chosen system needs what the folder lacks, and the scores say what served."""
+    root, _ = trec_collection
+    code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"),
+                           "--topics", str(root / "topics.tsv"), "--qrels",
+                           str(root / "qrels.txt"), "--out", str(tmp_path / "out"), "--metrics",
+                           str(tmp_path / "scores.json"), "--condition", "served",
+                           "--condition", "bm25")
+    assert code == 0, err
+    scores = json.loads((tmp_path / "scores.json").read_text())["topics"]
+    served = scores["served"]
+    assert (served["system"], served["kind"]) == ("bm25", "description")
+    assert served["MAP"] == scores["bm25"]["MAP"] and 0 < served["MAP"] <= 1
+
+
 def test_conditions_that_read_no_vector_embed_nothing(trec_collection, run_cli, tmp_path):
     from countercase.config import load_params
     from countercase.retrieve.registry import BY_NAME

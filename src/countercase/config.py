@@ -94,8 +94,8 @@ class IndexParams(_Section):
 class RetrieveParams(_Section):
     """Every stage can be switched off: the ablations are exactly these switches."""
 
-    # the system served, by its name in configs/systems.yaml: full, or ltr when the train_ltr
-    # stage's rule serves it (configs/ltr_choice.yaml)
+    # the system served, by its name in configs/systems.yaml: full, or `served` (the route per
+    # kind of query) once the train_ltr stage wrote the serving choice (configs/serving_rule.yaml)
     system: str = "full"
     use_bm25: bool = True
     use_dense: bool = True
@@ -426,10 +426,16 @@ def _trees(choice: dict, source: Path) -> dict[str, dict]:
 
 
 def _ltr(choice: dict, source: Path) -> dict[str, dict]:
-    # the rule's two consequences (configs/ltr_rule.yaml serving): ltr served, and the trees
-    # searching its unmasked twin, as corpus cases and the trees' nodes are unmasked
-    return ({"retrieve": {"system": "ltr"}, "perturb": {"learned": "ltr_unmasked"}}
-            if _pick(choice, source, "serve") else {})
+    # the rule's consequence on the trees (configs/ltr_rule.yaml serving): they search the
+    # unmasked twin of ltr, as corpus cases and the trees' nodes are unmasked; what is served
+    # is the serving rule's (configs/serving_rule.yaml)
+    return {"perturb": {"learned": "ltr_unmasked"}} if _pick(choice, source, "serve") else {}
+
+
+def _serving(choice: dict, source: Path) -> dict[str, dict]:
+    # the route the serving rule chose is the registry's system `served`
+    _pick(choice, source, "route")
+    return {"retrieve": {"system": "served"}}
 
 
 # name -> (the choice file, relative to params.yaml's folder; the stage that writes it; the
@@ -439,13 +445,15 @@ CHOICES: dict[str, tuple[Path, str, Callable[[dict, Path], dict[str, dict]]]] = 
     "reranker": (layout.RERANKER_CHOICE, "train_reranker", _reranker),
     "trees": (layout.TREES_CHOICE, "perturb", _trees),
     "ltr": (layout.LTR_CHOICE, "train_ltr", _ltr),
+    "serving": (layout.SERVING_CHOICE, "train_ltr", _serving),
 }
 # the keys each choice sets (what params.yaml must not hold)
 ADOPTED = {"tuning": ("retrieve.fusion_weights", "retrieve.mmr_tasks", "retrieve.fact_weight",
                       "retrieve.query_reduction", "retrieve.bridge_depth",
                       "retrieve.bridge_rank_offset", "retrieve.bridge_weights"),
            "reranker": ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"),
-           "trees": ("perturb.fact_weight",), "ltr": ("retrieve.system", "perturb.learned")}
+           "trees": ("perturb.fact_weight",), "ltr": ("perturb.learned",),
+           "serving": ("retrieve.system",)}
 
 
 def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:

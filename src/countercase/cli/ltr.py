@@ -29,6 +29,10 @@ def train_ltr(
     choice: Path = typer.Option(layout.TUNING_CHOICE, help="The tune stage's choice."),
     out: Path = typer.Option(layout.LTR, help="Where the models go."),
     ltr_choice: Path = typer.Option(layout.LTR_CHOICE, help="Where the choice goes."),
+    serving_rule: Path = typer.Option(layout.SERVING_RULE, help="The serving rule (issue 58)."),
+    serving_choice: Path = typer.Option(layout.SERVING_CHOICE,
+                                        help="Where the serving choice goes."),
+    aila_dir: Path = typer.Option(layout.AILA, help="AILA 2019 (its tuning queries)."),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
@@ -40,19 +44,28 @@ def train_ltr(
     """Train the learned rankers by their rule on the dev queries, measure them out of fold,
     and write whether the rule serves ltr, before any test query is scored."""
     from countercase.ltr.run import choice as chosen, run_train_ltr
+    from countercase.ltr.serving import decide, read_rule
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.features import read_settings
     from countercase.retrieve.load import IndexPaths
 
     require_folder(citations, "citation collection (stage citations)")
     for path, what in ((sheets, "fact sheets (stage factsheets)"), (documents, "documents"),
-                       (choice, "tuning choice (stage tune)"), (rule, "the ltr rule")):
+                       (choice, "tuning choice (stage tune)"), (rule, "the ltr rule"),
+                       (serving_rule, "the serving rule")):
         require(path, what)
     require_folder(fact_index, "fact index (stage index_facts)")
     params = load_params(params_path, adopt=("tuning", "reranker"))  # its own choice: none
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
+    serving = read_rule(serving_rule)
     report = run_train_ltr(params, paths, citations, sheets, documents, rule,
-                           Choices({"tuning": choice}), out)
+                           Choices({"tuning": choice}), out, serving, aila_dir)
+    report["serving"] = decide(report.pop("scores"), serving, params.seed)
+    write_choice(serving_choice, report["serving"], "Written by `countercase train-ltr` (stage "
+                 "train_ltr) by configs/serving_rule.yaml, on tuning queries only, before the "
+                 "choice is scored\n"
+                 "on any test query.")
+    log.info("serving: %s", report["serving"]["route"])
     if metrics:
         write_json(metrics, report)
     if timing:

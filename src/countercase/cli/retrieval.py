@@ -149,6 +149,9 @@ def search(
     k: Optional[int] = typer.Option(None, help="Results to show (default: params)."),
     system: Optional[str] = typer.Option(
         None, help="A system of configs/systems.yaml (default: params.yaml retrieve.system)."),
+    kind: str = typer.Option("description", help="What the query is, which the served system "
+                             "routes by: description (a case told in prose) or judgment (a "
+                             "judgment's own text)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
@@ -163,6 +166,7 @@ def search(
     """Search precedents (judgments) or statutes with any system of the registry: a pipeline
     system (a chunking variant too) shows the passage that ranked each judgment; the others
     rank whole judgments."""
+    from countercase.datasets.limits import KINDS
     from countercase.retrieve.filters import SearchFilter
     from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
     from countercase.retrieve.registry import system as registered
@@ -174,6 +178,8 @@ def search(
         raise UserError("empty query: give the facts of a case to search with")
     if k is not None and k < 1:
         raise UserError(f"--k {k}: give the number of results to show, 1 or more")
+    if kind not in KINDS:
+        raise UserError(f"--kind {kind}: use {' or '.join(KINDS)}")
     for option, values in (("--section", section), ("--bench", bench),
                            ("--section-type", section_type), ("--judge", judge)):
         if any(not value.strip() for value in values):
@@ -197,7 +203,7 @@ def search(
                             "pipeline over the built indexes); the pipeline systems take "
                             "--year-from, --section, ...")
         rows = _system_rows(spec, task, query, k or params.retrieve.k, paths, params,
-                            citations, choice, year_to)
+                            citations, choice, year_to, kind)
         _print_rows(rows, as_json)
         return
     served = spec.served(params.retrieve)
@@ -208,7 +214,8 @@ def search(
 
 
 def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: Path,
-                 choice: Path, year_to: int | None = None) -> list[dict]:
+                 choice: Path, year_to: int | None = None,
+                 kind: str = "description") -> list[dict]:
     """The top ``k`` judgments of a system that is no pipeline over the built indexes (whole
     judgments, the fact channel, a lever, another encoder or chunking), ranked
     as the evaluate stage ranks them (its depth, cut to ``k``); a system that cannot run here
@@ -227,8 +234,10 @@ def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: 
     if why:
         raise UserError(f"system {spec.name} cannot run here: {why[spec.name]}")
     rank = composer(task, paths, params.retrieve, params.evaluate, choices,
-                    citations=citations if citations.is_dir() else None).system(spec.name)
-    topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None)
+                    citations=citations if citations.is_dir() else None,
+                    supplied=frozenset(supplied)).system(spec.name)
+    topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None,
+                    kind)
     run = rank(topics)["query"][:k]
     years = {}
     if paths.metadata.is_file():
@@ -548,9 +557,11 @@ def tune_ft(
 
 def _print_scores(scores: dict) -> None:
     for name, by_condition in scores.items():
-        measures = list(next(iter(by_condition.values())))
+        measures = [m for m, v in next(iter(by_condition.values())).items()
+                    if isinstance(v, (int, float))]
         _print_table(name, ["condition", *measures],
-                     [[cond, *(f"{values[m]:.4f}" for m in measures)]
+                     [[f"{cond} ({values['system']})" if "system" in values else cond,
+                       *(f"{values[m]:.4f}" for m in measures)]
                       for cond, values in by_condition.items()])
 
 

@@ -138,7 +138,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served"),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served"),
               (L.LTR, "the served learned ranker, timed"),
               (L.HOLDINGS, "the applicability features' holding profiles"),
               L.LTR_RULE,
@@ -244,12 +245,14 @@ STAGES: tuple[Stage, ...] = (
         "train_ltr", DEFAULT,
         f"countercase train-ltr --citations {L.CITATIONS} --sheets {L.JUDGMENT_SHEETS} "
         f"--fact-index {L.FACT_INDEX} --documents {L.DOCUMENTS} --rule {L.LTR_RULE} --choice "
-        f"{L.TUNING_CHOICE} --out {L.LTR} --ltr-choice {L.LTR_CHOICE} --metrics "
+        f"{L.TUNING_CHOICE} --out {L.LTR} --ltr-choice {L.LTR_CHOICE} --serving-rule "
+        f"{L.SERVING_RULE} --serving-choice {L.SERVING_CHOICE} --aila-dir {L.AILA} --metrics "
         f"{L.metrics('ltr')} --timing {L.timing('ltr')}",
         why=("the learned rankers (configs/ltr_rule.yaml, written before their code): features of "
-             "the dev queries' pools, the grid cross-validated, six models, their out-of-fold "
-             "MAP, importance and learning curve, and the serving choice, before any test query "
-             "is scored by them"),
+             "the dev queries' pools, the grid cross-validated, seven models, their out-of-fold "
+             "MAP, importance and learning curve; and the served system's route per kind of "
+             "query (configs/serving_rule.yaml: the dev queries and AILA_Q1..Q10), before any "
+             "test query is scored by them"),
         deps=(L.INGEST,
               L.EXTRACT,
               L.INDEX,
@@ -262,6 +265,8 @@ STAGES: tuple[Stage, ...] = (
               L.RERANKER_CHOICE,
               (L.RERANKER, "the served system, measured on the same dev queries"),
               L.LTR_RULE,
+              L.SERVING_RULE,
+              (L.AILA, "its tuning queries AILA_Q1..Q10 only"),
               L.SYSTEMS),
         params=("seed", "biencoder.dev_share", "citations.query_chars", "retrieve", "evaluate"),
     ),
@@ -290,7 +295,8 @@ STAGES: tuple[Stage, ...] = (
               L.JUDGMENT_SHEETS,
               (L.LTR_RULE, "the learned rankers' settings and declared families of tests"),
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served")),
         params=("retrieve", "evaluate", "seed", "citations.query_chars", "extract.encoder"),
     ),
     Stage(
@@ -309,7 +315,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served")),
         params=("retrieve", "evaluate", "index", "biencoder"),
     ),
     Stage(
@@ -333,7 +340,8 @@ STAGES: tuple[Stage, ...] = (
               L.JUDGMENT_SHEETS,
               L.LTR_RULE,
               L.SYSTEMS,
-              L.LTR_CHOICE),
+              L.LTR_CHOICE,
+              L.SERVING_CHOICE),
         params=("retrieve", "evaluate", "leakage", "seed"),
     ),
     Stage(
@@ -445,7 +453,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served")),
         params=("seed", "llm.mode", "rerank_llm", "retrieve", "evaluate.depth",
                 "evaluate.chunk_depth"),
     ),
@@ -479,7 +488,8 @@ STAGES: tuple[Stage, ...] = (
               L.RERANKER_CHOICE,
               L.TREES_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served, and the trees' learned one"),
+              (L.LTR_CHOICE, "the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served"),
               L.LTR,
               (L.HOLDINGS, "the applicability features' holding profiles"),
               L.LTR_RULE,
@@ -505,6 +515,7 @@ STAGES: tuple[Stage, ...] = (
               (L.LTR, "the trees' learned system"),
               (L.HOLDINGS, "the applicability features' holding profiles"),
               L.LTR_CHOICE,
+              L.SERVING_CHOICE,
               L.VALIDITY_ROWS,
               L.EXPLANATIONS,
               L.metrics("extraction"),
@@ -558,7 +569,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.TREES_CHOICE,
-              (L.LTR_CHOICE, "the system served"),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served"),
               (L.LTR_RULE, "its amendments, counted in the limitations"),
               L.SYSTEMS,
               (L.DISPOSITIVE_GOLD, "who labelled it"),
@@ -598,7 +610,8 @@ STAGES: tuple[Stage, ...] = (
               L.TUNING_CHOICE,
               L.RERANKER_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served")),
         params=("retrieve", "evaluate"),
     ),
     Stage(
@@ -628,7 +641,8 @@ STAGES: tuple[Stage, ...] = (
               L.RERANKER_CHOICE,
               (L.LTR_RULE, "the declared families of tests"),
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served")),
         params=("retrieve", "evaluate", "seed", "citations.query_chars", "extract.encoder"),
     ),
     Stage(
@@ -649,7 +663,8 @@ STAGES: tuple[Stage, ...] = (
               (L.DENSE_FT / "precedents/meta.json", "names the fine-tuned conditions' encoder"),
               L.RERANKER_CHOICE,
               L.SYSTEMS,
-              (L.LTR_CHOICE, "the system served")),
+              (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
+              (L.SERVING_CHOICE, "the system served")),
         params=("retrieve", "evaluate", "index", "biencoder"),
     ),
     Stage(
@@ -677,6 +692,7 @@ STAGES: tuple[Stage, ...] = (
               L.DISPOSITIVE_GOLD,
               (L.GOLD / "perturbation_labels.jsonl", "the hand labels the label is set against"),
               L.TUNING_CHOICE,
+              L.SERVING_CHOICE,
               L.LTR_RULE),
         params=("seed", "perturb.case_chars", "retrieve.rerank_model", "retrieve.rerank_backend",
                 "index.threads"),
@@ -705,6 +721,7 @@ STAGES: tuple[Stage, ...] = (
               L.LTR,
               (L.HOLDINGS, "the applicability features' holding profiles"),
               (L.LTR_CHOICE, "the system the trees search"),
+              (L.SERVING_CHOICE, "the system served"),
               L.TUNING_CHOICE,
               L.TREES_CHOICE,
               L.LTR_RULE),

@@ -57,6 +57,7 @@ class Dataset:
     docs: Docs | None = field(default=None, repr=False, compare=False)
     limits: Mapping[str, Limit] = field(default_factory=dict, repr=False, compare=False)
     years: Mapping[str, int | None] = field(default_factory=dict, repr=False, compare=False)
+    kind: str = "description"  # what its queries are (datasets.limits.KINDS)
 
     @property
     def qids(self) -> tuple[str, ...]:
@@ -65,7 +66,7 @@ class Dataset:
     @property
     def topics(self) -> Topics:
         """The queries as every system receives them: with their limits."""
-        return Topics(self.queries, self.limits)
+        return Topics(self.queries, self.limits, self.kind)
 
     def admits(self, qid: str, doc_id: str) -> bool:
         """May a search for ``qid`` return ``doc_id`` (``years``: the judgments' years)?"""
@@ -84,7 +85,8 @@ class Dataset:
         return Dataset(f"{self.id}/{suffix}", self.collection, self.task,
                        {q: self.queries[q] for q in keep},
                        {q: self.qrels[q] for q in keep if q in self.qrels}, self.docs,
-                       {q: self.limits[q] for q in keep if q in self.limits}, self.years)
+                       {q: self.limits[q] for q in keep if q in self.limits}, self.years,
+                       self.kind)
 
 
 AILA_COLLECTIONS = {"aila2019-task1": "precedents", "aila2019-task2": "statutes"}
@@ -141,4 +143,4 @@ def citation_dataset(folder: Path, part: str | None = None) -> Dataset:
                    {q: found.topics[q] for q in qids},
                    {q: found.qrels[q] for q in qids if q in found.qrels},
                    lambda: aila.casedocs(Path(layout.AILA)),
-                   {q: found.limits[q] for q in qids}, found.years)
+                   {q: found.limits[q] for q in qids}, found.years, "judgment")

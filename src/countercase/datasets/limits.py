@@ -33,16 +33,22 @@ class Limit:
         return self.year_to is None or (year is not None and year <= self.year_to)
 
 
-class Topics(dict):
-    """``qid -> text``, with each query's :class:`Limit` in ``limits``."""
+KINDS = ("description", "judgment")  # what a query is: a case told in prose, a judgment's text
 
-    def __init__(self, texts: Mapping[str, str] = (), limits: Mapping[str, Limit] | None = None):
+
+class Topics(dict):
+    """``qid -> text``, with each query's :class:`Limit` in ``limits`` and what kind of query
+    they are (:data:`KINDS`), which the served system routes by."""
+
+    def __init__(self, texts: Mapping[str, str] = (), limits: Mapping[str, Limit] | None = None,
+                 kind: str = "description"):
         super().__init__(texts)
         self.limits: dict[str, Limit] = {q: lim for q, lim in (limits or {}).items() if q in self}
+        self.kind = kind
 
     def subset(self, qids) -> "Topics":
         keep = set(qids)
-        return Topics({q: t for q, t in self.items() if q in keep}, self.limits)
+        return Topics({q: t for q, t in self.items() if q in keep}, self.limits, self.kind)
 
 
 def limit_of(topics: Mapping[str, str], qid: str) -> Limit | None:

@@ -34,7 +34,7 @@ from countercase.experiment.families import compare_families, read_families
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer, why_not
 from countercase.retrieve.load import IndexPaths
-from countercase.retrieve.registry import CORPUS_SUPPLIES, HELDOUT, SystemSpec
+from countercase.retrieve.registry import BY_NAME, CORPUS_SUPPLIES, HELDOUT, SystemSpec
 from countercase.retrieve.runs import read_trec_run
 from countercase.retrieve.searchers import Searchers
 
@@ -60,16 +60,19 @@ def composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: Evalu
              choices: Choices, searchers: Searchers | None = None,
              exclude: dict[str, list[str]] | None = None,
              variants: VariantSource | None = None, admits=None,
-             citations: Path | None = None, unmasked=None) -> Composer:
+             citations: Path | None = None, unmasked=None,
+             supplied: frozenset[str] = CORPUS_SUPPLIES) -> Composer:
     """What builds the ranking function of each system on one collection: ``evaluate.depth``
     documents per topic; ``admits``: the dataset's rule of what a search may return (the
     citation prior's); ``citations``: the citation collection's folder (None: none);
-    ``unmasked``: qids -> the citation queries' unmasked texts."""
+    ``unmasked``: qids -> the citation queries' unmasked texts; ``supplied``: what the
+    collection supplies beyond documents, topics and qrels (the served system's route)."""
     chunkings = (None if variants is None else lambda size, overlap: chunk_variant(
         variants.documents, variants.extract_dir, size, overlap, variants.out))
     links = None if citations is None else lambda: read_citations(citations).links
     return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
-                    searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked)
+                    searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,
+                    supplied=supplied)
 
 
 def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,
@@ -129,6 +132,40 @@ def _seconds_before(seconds_dir: Path, read_back: list[str], key: str) -> float:
     return round(total, 3)  # a quick ranking read back still counts (not rounded to 0)
 
 
+def experiment(dataset: Dataset, conditions: list[SystemSpec], paths: IndexPaths,
+               base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
+               variants: VariantSource | None = None, choices: Choices | None = None,
+               resume: tuple[Path, str] | None = None, compare_runs: Path | None = None,
+               supplied: frozenset[str] = CORPUS_SUPPLIES, citations: Path | None = None,
+               unmasked=None) -> tuple[Experiment, list[SystemSpec], dict, dict]:
+    """Every runnable condition of ``conditions`` ranked and scored on ``dataset``: the
+    experiment, the conditions that ran, the queries' corpus copies, the runs read back."""
+    choices = choices or Choices()
+    conditions, base = runnable(conditions, dataset.task, base, variants, choices, supplied,
+                                paths.fact_index)
+    searchers = open_searchers(conditions, dataset.task, base, paths)
+    # a collection with its own rule (the citation queries are corpus judgments) needs no guard
+    overlaps = (searchers.corpus_copies(dataset.queries)
+                if searchers is not None and not dataset.limits else {})
+    exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
+    build = composer(dataset.task, paths, base, evaluate, choices, searchers, exclude, variants,
+                     dataset.admits, citations, unmasked, supplied)
+    systems = {c.name: build.system(c.name) for c in conditions}
+    cache_dir = resume[0] / dataset.collection if resume is not None else None
+    if resume is not None:
+        systems = {name: _keyed(system, f"{resume[1]}/{name}",
+                                cache_dir / "seconds" / f"{name}.json")
+                   for name, system in systems.items()}
+    stored = ({name: path for name in REFERENCES if name not in systems
+               and (path := compare_runs / dataset.collection / f"{name}.run").is_file()}
+              if compare_runs is not None else {})
+    systems |= {name: (lambda topics, path=path: read_trec_run(path))
+                for name, path in stored.items()}
+    result = Experiment(systems, dataset, baselines=REFERENCES, cache_dir=cache_dir,
+                        out=out / dataset.collection if out is not None else None)
+    return result, conditions, overlaps, stored
+
+
 def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: IndexPaths,
                      base: RetrieveParams, evaluate: EvaluateParams, out: Path | None,
                      doc_ids: set[str], variants: VariantSource | None = None,
@@ -144,29 +181,10 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
     conditions), whose reference runs are read back to test against and not scored again.
     ``families``: comparisons declared before the run (:mod:`countercase.experiment.families`),
     tested with ``seed``."""
-    choices = choices or Choices()
-    conditions, base = runnable(conditions, dataset.task, base, variants, choices, supplied,
-                                paths.fact_index)
-    searchers = open_searchers(conditions, dataset.task, base, paths)
-    # a collection with its own rule (the citation queries are corpus judgments) needs no guard
-    overlaps = (searchers.corpus_copies(dataset.queries)
-                if searchers is not None and not dataset.limits else {})
-    exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
-    build = composer(dataset.task, paths, base, evaluate, choices, searchers, exclude, variants,
-                     dataset.admits, citations, unmasked)
-    systems = {c.name: build.system(c.name) for c in conditions}
+    result, conditions, overlaps, stored = experiment(
+        dataset, conditions, paths, base, evaluate, out, variants, choices, resume,
+        compare_runs, supplied, citations, unmasked)
     cache_dir = resume[0] / dataset.collection if resume is not None else None
-    if resume is not None:
-        systems = {name: _keyed(system, f"{resume[1]}/{name}",
-                                cache_dir / "seconds" / f"{name}.json")
-                   for name, system in systems.items()}
-    stored = ({name: path for name in REFERENCES if name not in systems
-               and (path := compare_runs / dataset.collection / f"{name}.run").is_file()}
-              if compare_runs is not None else {})
-    systems |= {name: (lambda topics, path=path: read_trec_run(path))
-                for name, path in stored.items()}
-    result = Experiment(systems, dataset, baselines=REFERENCES, cache_dir=cache_dir,
-                        out=out / dataset.collection if out is not None else None)
     earlier = (_seconds_before(cache_dir / "seconds", result.read_back, resume[1])
                if resume is not None else 0.0)
     scores = {name: found for name, found in result.aggregate().items() if name not in stored}
@@ -279,13 +297,17 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
     scores, notes = {}, {}
     families = (read_families(inputs.ltr_rule)
                 if inputs.trec is None and inputs.ltr_rule.is_file() else {})
+    supplied = frozenset() if inputs.trec else CORPUS_SUPPLIES
     for dataset, paths, doc_ids, variants, chosen, unmasked in jobs:
         result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate,
-                                  out, doc_ids, variants, choices, key, compare_runs,
-                                  frozenset() if inputs.trec else CORPUS_SUPPLIES,
+                                  out, doc_ids, variants, choices, key, compare_runs, supplied,
                                   None if inputs.trec else inputs.citations, unmasked,
                                   families, params.seed)
         scores[dataset.collection] = result.pop("scores")
+        if "served" in scores[dataset.collection]:  # what served this collection's kind
+            routed = BY_NAME["served"].route(supplied, choices)[dataset.kind]
+            scores[dataset.collection]["served"] = {
+                "system": routed, "kind": dataset.kind, **scores[dataset.collection]["served"]}
         notes[dataset.collection] = result
     return scores, notes
 

@@ -6,9 +6,12 @@ facts as printed, its own citations removed: :mod:`countercase.citations.unmaske
 ablations ``ltr_no_text``, ``ltr_no_citation``, ``ltr_no_facts`` and ``ltr_unmasked_no_facts``
 (one feature group left out). Each model's out-of-fold run ranks every dev query by the fold
 model that did not train on it; its MAP is measured on the collection's qrels (a relevant
-judgment outside the pool counts as missed). The rule serves ``ltr`` when its out-of-fold MAP
-beats the served system's MAP on the same queries by ``serve_margin``. The held-out half and the
-AILA test queries are never read here.
+judgment outside the pool counts as missed). The held-out half and the AILA test queries are
+never read here.
+
+The stage also makes the serving choice (``configs/serving_rule.yaml``, :mod:`.serving`): every
+candidate's average precision per tuning query of each kind, the dev queries (a learned system
+out of fold) and AILA_Q1..Q10 (every system as the evaluate stage runs it).
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from tqdm import tqdm
 
 from countercase import layout
 from countercase.config import Params
 from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
-from countercase.evaluate.run import composer
+from countercase.evaluate.run import composer, experiment
 from countercase.experiment import score_run
 from countercase.ltr.train import (Pairs, contributions, cross_validate, fit, importance,
                                    learner, out_of_fold)
@@ -33,6 +37,7 @@ from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource, names, read_settings
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.prior import citation_counts
+from countercase.retrieve.registry import system as registered
 from countercase.training.splits import tuning_split
 
 log = logging.getLogger(__name__)
@@ -63,9 +68,13 @@ def pool_frames(source: FeatureSource, dataset: Dataset, texts: dict[str, str],
 
 
 def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Path,
-                  documents: Path, rule: Path, choices: Choices, out: Path) -> dict[str, Any]:
+                  documents: Path, rule: Path, choices: Choices, out: Path,
+                  serving: dict[str, Any] | None = None,
+                  aila: Path = layout.AILA) -> dict[str, Any]:
     """Train, measure and save every model of :data:`MODELS` under ``out``; the report
-    (``metrics/ltr.json``) with the choice the rule makes (``configs/ltr_choice.yaml``)."""
+    (``metrics/ltr.json``) with the choice the rule makes (``configs/ltr_choice.yaml``) and,
+    given the ``serving`` rule, the per-query tuning scores it decides on (``scores``, popped
+    by the caller)."""
     from countercase.citations.unmasked import unmasked_queries
 
     started = time.perf_counter()
@@ -96,6 +105,7 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
         "queries_unmasked": len(unmasked),
         "models": {}}
     out.mkdir(parents=True, exist_ok=True)
+    dev_ap: dict[str, pd.Series] = {}
     for name, (kind, drop) in MODELS.items():
         features = names(drop)
         grid, point, rounds = cross_validate(pairs[kind], features, settings, params.seed)
@@ -103,6 +113,7 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
         model = fit(pairs[kind], features, lgb_params, rounds)
         model.save_model(str(out / f"{name}.txt"))
         oof = out_of_fold(pairs[kind], features, lgb_params, rounds, settings, params.seed)
+        dev_ap[name] = score_run(oof, dataset, ["MAP"])["MAP"]
         report["models"][name] = {"query": kind, "drops": list(drop), "grid": grid,
                                   "chosen": point, "rounds": rounds,
                                   "out_of_fold_MAP": _map(oof, dataset),
@@ -123,8 +134,28 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
                      admits=dataset.admits, citations=citations)
     report["served"] = {"system": served, "MAP": _map(build.system(served)(dataset.topics),
                                                       dataset)}
+    if serving is not None:
+        for name in serving["candidates"]:
+            if name not in dev_ap:  # a system that learns nothing here ranks the dev queries
+                dev_ap[name] = score_run(build.system(name)(dataset.topics), dataset,
+                                         ["MAP"])["MAP"]
+        report["scores"] = {"judgment": dev_ap,
+                            "description": description_scores(params, paths, serving, citations,
+                                                              choices, aila)}
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
+
+
+def description_scores(params: Params, paths: IndexPaths, serving: dict[str, Any],
+                       citations: Path, choices: Choices, aila: Path) -> dict[str, pd.Series]:
+    """Every candidate's average precision per AILA tuning query (AILA_Q1..Q10), each system
+    run as the evaluate stage runs it (the learned ones by the models just trained, which the
+    stage writes where the registry reads them)."""
+    tuning = load("aila2019/task1/tuning", aila)
+    specs = [registered(name) for name in serving["candidates"]]
+    result, _, _, _ = experiment(tuning, specs, paths, params.retrieve, params.evaluate, None,
+                                 choices=choices, citations=citations)
+    return {name: table["MAP"] for name, table in result.per_query.items()}
 
 
 def choice(report: dict[str, Any], settings: dict) -> dict[str, Any]:

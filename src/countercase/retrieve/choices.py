@@ -22,6 +22,7 @@ from countercase.config import CHOICES, ConfigError
 FILES: dict[str, tuple[Path, str]] = {
     "tuning": CHOICES["tuning"][:2],
     "tuning_ft": (layout.TUNING_FT_CHOICE, "tune_ft"),
+    "serving": (layout.SERVING_CHOICE, "train_ltr"),
 }
 _REF_KEYS = {"choice", "above"}
 

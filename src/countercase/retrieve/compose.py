@@ -24,7 +24,7 @@ from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.ltr import LearnedRanker, ltr_system
 from countercase.retrieve.pooling import passage_system
 from countercase.retrieve.prior import citation_counts, with_prior
-from countercase.retrieve.registry import BY_NAME, COMPOSED, SystemSpec
+from countercase.retrieve.registry import BY_NAME, COMPOSED, CORPUS_SUPPLIES, SystemSpec
 from countercase.retrieve.runs import Run, System
 from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.statute_bridge import StatuteBridge, bridge_system
@@ -63,6 +63,7 @@ class Composer:
     sheets: Path = layout.JUDGMENT_SHEETS
     ltr_dir: Path = layout.LTR
     ltr_rule: Path = layout.LTR_RULE
+    supplied: frozenset[str] = CORPUS_SUPPLIES  # what the collection supplies (a route's)
     _runs: dict = field(default_factory=dict, init=False, repr=False)
     _links: tuple | None = field(default=None, init=False, repr=False)
     _features: FeatureSource | None = field(default=None, init=False, repr=False)
@@ -117,6 +118,8 @@ class Composer:
             return self.system(step["of"], {**replacing, **step["replacing"]})
         if spec.level == "bridge":
             return self._bridge(step["of"], replacing)
+        if spec.level == "route":
+            return self._route(spec, replacing)
         if spec.level == "ltr":
             ranker = LearnedRanker.load(self.ltr_dir / f"{step['model']}.txt")
             texts = (self.unmasked if step["query"] == "unmasked" and self.unmasked is not None
@@ -144,6 +147,16 @@ class Composer:
                                self.base.bridge_rank_offset)
         return bridge_system(self._precedents.system(of, replacing), bridge, self.exclude,
                              self.depth)
+
+    def _route(self, spec: SystemSpec, replacing: dict[str, str]) -> System:
+        """Each query to the system of its kind (``topics.kind``), as the serving choice
+        routes it on this collection."""
+        routes = spec.route(self.supplied, self.choices)
+        built = {kind: self.system(name, replacing) for kind, name in routes.items()}
+
+        def rank(topics):
+            return built[getattr(topics, "kind", "description")](topics)
+        return rank
 
     def _counts(self, topics: Mapping[str, str]) -> dict:
         """qid -> how often each judgment is cited by those a search for it may see."""
@@ -198,7 +211,13 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
         return f"no learned ranker at {model} (stage train_ltr)"
     if spec.overrides.get("use_rerank") and not Path(base.rerank_model).is_dir():
         return f"no trained reranker in {base.rerank_model} (stage train_reranker)"
-    if spec.level in COMPOSED:
+    if spec.level == "route":  # the systems it sends this collection's queries to
+        for name in dict.fromkeys(spec.route(supplied, choices).values()):
+            inner = _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
+                         replacing)
+            if inner:
+                return f"its route to {name} cannot run: {inner}"
+    elif spec.level in COMPOSED:
         step = choices.resolve(spec.step)
         named = ([*step["fuse"]] if spec.level == "fusion" else [step["of"]])
         if spec.level == "rebased":

@@ -29,13 +29,15 @@ TASKS = ("precedents", "statutes")
 # passages: chunk BM25 pooled by another rule; fusion: systems' runs fused by weighted RRF;
 # prior: a system's run fused with the citation prior; rebased: another system composed with
 # some of its components replaced; ltr: a learned ranker of stage train_ltr over its pool;
-# bridge: the statutes cited by the judgments a precedent system ranks (the statute bridge)
-LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased", "ltr", "bridge")
-COMPOSED = ("fusion", "prior", "rebased", "bridge")
+# bridge: the statutes cited by the judgments a precedent system ranks (the statute bridge);
+# route: each query to the system of its kind (a case description, a judgment's text)
+LEVELS = ("chunks", "docs", "facts", "passages", "fusion", "prior", "rebased", "ltr", "bridge",
+          "route")
+COMPOSED = ("fusion", "prior", "rebased", "bridge", "route")
 # the settings of each level's step (any may be a chosen value: countercase.retrieve.choices)
 STEP_KEYS = {"docs": ("k1", "b"), "passages": ("pool", "k1", "b"), "fusion": ("fuse",),
              "prior": ("of", "weight"), "rebased": ("of", "replacing"), "ltr": ("model", "query"),
-             "bridge": ("of",)}
+             "bridge": ("of",), "route": ("routes", "fallback")}
 QUERIES = ("masked", "unmasked")  # what a learned ranker reads of a citation query
 # what a collection may supply beyond documents, topics and qrels
 NEEDS = ("citations", "dates", "fact_sheets")
@@ -91,6 +93,8 @@ class SystemSpec:
         """The systems it is composed of, as the registry names them (a component named by a
         chosen value, ``of: {choice: ...}``, is not among them)."""
         named = [*self.step.get("fuse", {}), *self.step.get("replacing", {}).values()]
+        if "fallback" in self.step:
+            named.append(self.step["fallback"])
         if isinstance(self.step.get("of"), str):
             named.append(self.step["of"])
         return tuple(dict.fromkeys(named))
@@ -99,6 +103,15 @@ class SystemSpec:
         """What it needs that a collection supplying ``supplied`` lacks."""
         return [need for need in self.needs if need not in supplied]
 
+    def route(self, supplied: set[str] | frozenset[str],
+              choices: Choices | None = None) -> dict[str, str]:
+        """A route system's kind -> the system that ranks it on a collection supplying
+        ``supplied``: its chosen one, or its fallback where that one needs what is not
+        supplied."""
+        routes = (choices or Choices()).resolve(self.step["routes"])
+        return {kind: name if not BY_NAME[name].missing(set(supplied))
+                else self.step["fallback"] for kind, name in routes.items()}
+
     def reads_vectors(self, base: RetrieveParams, chunk_depth: int, task: str) -> bool:
         """Whether this system reads a chunk's vector on ``task``: the dense ranking at a
         weight above 0, or MMR (BM25 over documents, passages or another chunking never does;
@@ -106,7 +119,7 @@ class SystemSpec:
         Nothing is embedded for a run that reads none."""
         if self.level in ("docs", "facts", "passages") or self.chunking is not None:
             return False
-        if self.level == "ltr":  # its dense feature
+        if self.level in ("ltr", "route"):  # its dense feature; a route may reach one
             return True
         if self.level in COMPOSED:
             inner = "precedents" if self.level == "bridge" else task
@@ -145,6 +158,8 @@ def _step(level: str, raw: dict, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: replacing maps a component to the system that replaces it")
     if level == "ltr" and step["query"] not in QUERIES:
         raise ConfigError(f"{where}: query {step['query']!r} is none of {', '.join(QUERIES)}")
+    if level == "route" and not is_ref(step["routes"]):
+        raise ConfigError(f"{where}: routes is the serving choice's route, a chosen value")
     if level == "passages" and not is_ref(step["pool"]) and step["pool"] not in POOLS:
         raise ConfigError(f"{where}: pool {step['pool']!r} is none of {', '.join(POOLS)}")
     return step

@@ -1,0 +1,52 @@
+"""The serving rule (configs/serving_rule.yaml, issue 58): per kind of query, the candidate of
+the highest tuning MAP that beats chunk BM25 beyond noise, else chunk BM25; and the served
+system routing each query by its kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from countercase.ltr.serving import decide, decide_kind, lower_bound, read_rule
+from tests.conftest import ROOT
+
+RULE = read_rule(ROOT / "configs/serving_rule.yaml")
+QIDS = [f"Q{i}" for i in range(1, 41)]
+
+
+def _ap(values) -> pd.Series:
+    return pd.Series(values, index=QIDS[:len(values)], dtype=float)
+
+
+def test_a_candidate_serves_only_where_it_beats_the_baseline_beyond_noise():
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.0, 0.4, 40)
+    scores = {"bm25": _ap(base), "ltr": _ap(base + 0.05),  # better on every query
+              "full": _ap(base + np.tile([0.2, -0.19], 20)),  # ahead on average, by noise
+              "ltr_no_facts": _ap(base + 0.02)}
+    found = decide_kind(scores, RULE, seed=1)
+    assert found["system"] == "ltr"  # the highest MAP of the two beyond noise
+    assert found["candidates"]["ltr_no_facts"]["lower_bound"] > 0
+    assert found["candidates"]["full"]["lower_bound"] < 0
+    assert found["candidates"]["bm25"]["lower_bound"] is None
+    # no candidate beyond noise: the baseline serves
+    assert decide_kind({"bm25": _ap(base), "full": scores["full"]}, RULE, 1)["system"] == "bm25"
+
+
+def test_a_tie_goes_to_the_earlier_candidate_and_a_missing_query_scores_zero():
+    base = _ap([0.1] * 20)
+    found = decide_kind({"bm25": base, "ltr_unmasked": _ap([0.3] * 20),
+                         "ltr": _ap([0.3] * 20)}, RULE, 0)
+    assert found["system"] == "ltr"  # listed before ltr_unmasked in the rule
+    short = decide_kind({"bm25": base, "ltr": _ap([0.3] * 10)}, RULE, 0)
+    assert short["candidates"]["ltr"]["MAP"] == 0.15
+
+
+def test_the_choice_routes_each_kind_and_the_bound_is_seeded():
+    base = _ap([0.1, 0.2, 0.0, 0.3] * 5)
+    scores = {"description": {"bm25": base, "full": base},
+              "judgment": {"bm25": base, "ltr": base + 0.1}}
+    found = decide(scores, RULE, 0)
+    assert found["route"] == {"description": "bm25", "judgment": "ltr"}
+    diff = np.array([0.1, -0.05, 0.2, 0.0])
+    assert lower_bound(diff, 1000, 3, 0.025) == lower_bound(diff, 1000, 3, 0.025)
