@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -264,10 +265,9 @@ def test_every_edge_shows_its_rule_scope_and_legal_source(corpus, tree):
 def profiles(corpus):
     from countercase.holdings.profile import profile
     from countercase.holdings.run import read_scorer
-    from tests.conftest import ROOT
 
     texts, _ = corpus
-    scorer = read_scorer(ROOT / "configs/holdings_choice.yaml")
+    scorer = read_scorer(Path(__file__).resolve().parents[1] / "configs/holdings_choice.yaml")
     return {d: profile(d, t, scorer=scorer) for d, t in texts.items()}
 
 

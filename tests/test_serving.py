@@ -4,11 +4,14 @@ system routing each query by its kind."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 from countercase.ltr.serving import decide, decide_kind, lower_bound, read_rule
-from tests.conftest import ROOT
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RULE = read_rule(ROOT / "configs/serving_rule.yaml")
 QIDS = [f"Q{i}" for i in range(1, 41)]
@@ -50,3 +53,28 @@ def test_the_choice_routes_each_kind_and_the_bound_is_seeded():
     assert found["route"] == {"description": "bm25", "judgment": "ltr"}
     diff = np.array([0.1, -0.05, 0.2, 0.0])
     assert lower_bound(diff, 1000, 3, 0.025) == lower_bound(diff, 1000, 3, 0.025)
+
+
+def test_the_route_ranks_each_kind_by_its_own_system_and_keeps_their_runs_apart(
+        indexed_corpus):
+    from countercase.config import RetrieveParams
+    from countercase.datasets.limits import Topics
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.compose import Composer
+    from countercase.retrieve.registry import BY_NAME
+
+    paths, _, _ = indexed_corpus
+    route = {"description": "bm25", "judgment": "bm25_docs"}
+    composer = Composer("precedents", paths, RetrieveParams(), 10, 10,
+                        Choices(values={"serving.route": route}))
+    texts = {"q": "the accused was convicted of murder under section 302 and sentenced"}
+    served = composer.system("served")
+    as_description = served(Topics(texts, kind="description"))
+    as_judgment = served(Topics(texts, kind="judgment"))  # the same text, the other route
+    assert as_description == composer.system("bm25")(Topics(texts, kind="description"))
+    assert as_judgment == composer.system("bm25_docs")(Topics(texts, kind="judgment"))
+    assert as_description != as_judgment
+    # a collection that lacks what a route's system needs gets the fallback
+    found = BY_NAME["served"].route(frozenset(), Choices(values={"serving.route": {
+        "description": "bm25", "judgment": "ltr_applicability"}}))
+    assert found == {"description": "bm25", "judgment": "bm25"}

@@ -28,9 +28,10 @@ ROWS: dict[str, tuple[tuple[str, str], ...]] = {
     "aila2019-task1": (
         ("bm25_docs", "plain BM25 over whole judgments"),
         ("bm25", "BM25 over passages, max-pooled"),
-        ("ltr", "the learned ranker (served by its rule)"),
+        ("served", "the served system (its route for descriptions)"),
+        ("ltr", "the learned ranker, masked"),
         ("ltr_unmasked", "the learned ranker trained unmasked (the trees')"),
-        ("full", "the pipeline served before it"),
+        ("full", "the pipeline served before the learned ranker"),
         ("no_rerank", "the pipeline's first stage"),
         ("full_docs_prior", "the preregistered tuned system")),
     "aila2019-task2": (
@@ -43,9 +44,10 @@ ROWS: dict[str, tuple[tuple[str, str], ...]] = {
     "citations": (
         ("bm25_docs", "plain BM25 over whole judgments"),
         ("bm25", "BM25 over passages, max-pooled"),
-        ("ltr", "the learned ranker (served by its rule)"),
+        ("served", "the served system (its route for judgments)"),
+        ("ltr", "the learned ranker, masked"),
         ("ltr_unmasked", "the learned ranker trained unmasked"),
-        ("full", "the pipeline served before it"),
+        ("full", "the pipeline served before the learned ranker"),
         ("no_rerank", "the pipeline's first stage"),
         ("full_docs_prior", "the preregistered tuned system")),
 }

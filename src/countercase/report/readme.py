@@ -262,12 +262,33 @@ def _ltr(o: Outputs) -> list[tuple[str, str, str]]:
         "`configs/ltr_rule.yaml`)",
         f"dev out-of-fold MAP ({found['dev_queries']} queries of the tuning half): "
         + ", ".join(f"`{n}` {_f(m['out_of_fold_MAP'])}" for n, m in models.items())
-        + f"; the served `{found['served']['system']}` {_f(found['served']['MAP'])} on the same "
-        f"queries: the rule {'serves' if choice.get('serve') else 'does not serve'} `ltr`. "
+        + f"; `{found['served']['system']}` {_f(found['served']['MAP'])} on the same "
+        f"queries: the rule {'serves' if choice.get('serve') else 'does not serve'} `ltr`, so "
+        f"the trees search {'`ltr_unmasked`' if choice.get('serve') else 'the pipeline'}. "
         f"Held-out half: {scored('citations')}. AILA_Q11..Q50 Task 1: "
         f"{scored('aila2019-task1')}",
         "`metrics/ltr.json`, `configs/ltr_choice.yaml`, `metrics/retrieval.json`, "
         "`metrics/evaluation.json` (`families`)")]
+
+
+def _serving(o: Outputs) -> list[tuple[str, str, str]]:
+    """The served system: the route per kind of query, its tuning scores and its test scores
+    against chunk BM25."""
+    choice, retrieval = o.yaml("configs/serving_choice.yaml"), o.both("retrieval")
+    if not choice or not retrieval:
+        return []
+    kinds = "; ".join(
+        f"{kind} -> `{found['system']}` (tuning MAP {_f(found['candidates'][found['system']]['MAP'])}"
+        f" on {found['queries']} queries, chunk BM25 "
+        f"{_f(found['candidates'][choice['baseline']]['MAP'])})"
+        for kind, found in choice["kinds"].items())
+    tested = "; ".join(
+        f"{name}: `{scores['served']['system']}` {_f(scores['served']['MAP'])} against chunk BM25 "
+        f"{_f(scores['bm25']['MAP'])}" for name, scores in retrieval.items()
+        if "served" in scores and "bm25" in scores)
+    return [("served system (the route per kind of query; `configs/serving_rule.yaml`)",
+             f"{kinds}. Test: {tested or 'not scored yet'}",
+             "`configs/serving_choice.yaml`, `metrics/retrieval.json` (`served`)")]
 
 
 def _latency(o: Outputs) -> list[tuple[str, str, str]]:
@@ -283,9 +304,11 @@ def _latency(o: Outputs) -> list[tuple[str, str, str]]:
              + (f"; with the domain reranker on the top 20 p50 {rerank['p50'] / 1000:.2f} s"
                 if rerank else "")
              + (f", {warm['p50']:.0f} ms on a repeated query (answers cached)" if warm else "")
-             + "".join(f"; the served `{name[7:]}` p50 {found['p50']:.0f} ms / p95 "
-                       f"{found['p95']:.0f} ms (features and model, one query at a time)"
-                       for name, found in ms.items() if name.startswith("served_")),
+             + "".join(f"; served, {name[7:]} route (`{c.get('system', name[7:])}`) p50 "
+                       f"{c['stages_ms']['total']['p50']:.0f} ms / p95 "
+                       f"{c['stages_ms']['total']['p95']:.0f} ms (one query at a time)"
+                       for name, c in latency["conditions"].items()
+                       if name.startswith("served_")),
              "`metrics/latency.json`")]
 
 
@@ -444,6 +467,15 @@ def _counterfactual(o: Outputs) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _toward(moved: dict | None) -> str:
+    """Whether the trees' top K moved toward each edge's citation targets."""
+    if not moved:
+        return ""
+    return (f"; of {moved['edges']:,} edges, {moved['with_targets']:,} have citation targets, "
+            f"and the top K moved toward them on {moved['toward']:,}, away on {moved['away']:,}, "
+            f"neither on {moved['neither']:,}")
+
+
 def _explained(o: Outputs) -> list[tuple[str, str, str]]:
     check, explained, topology = (o.metric("llm_check.json"), o.metric("explanations.json"),
                                   o.metric("topology.json"))
@@ -464,7 +496,10 @@ def _explained(o: Outputs) -> list[tuple[str, str, str]]:
         rows.append((f"explanations ({explained['trees']} trees, {explained['nodes']:,} nodes)",
                      f"{explained['sentences']:,} sentences ({explained['claims']:,} claims), each "
                      "re-verified against its sources (a consistency check): "
-                     f"{explained['faithfulness']}",
+                     f"{explained['faithfulness']}"
+                     + (f"; {explained['per_template'].get('held_facts', 0):,} name the holding a "
+                        "result shares, quoting it" if "held_facts" in explained["per_template"]
+                        else "") + _toward(explained.get("targets")),
                      "`metrics/explanations.json`"))
     if topology:
         r = {k: topology[f"robustness_vs_{k}"] for k in ("indegree", "constitutional", "bench")}
@@ -528,7 +563,7 @@ def _machine(o: Outputs) -> list[tuple[str, str, str]]:
 
 
 SECTIONS: tuple[Callable[[Outputs], list[tuple[str, str, str]]], ...] = (
-    _corpus, _aila, _citations, _ltr, _latency, _facts, _learned, _counterfactual, _explained,
+    _corpus, _aila, _citations, _ltr, _serving, _latency, _facts, _learned, _counterfactual, _explained,
     _machine)
 
 

@@ -32,7 +32,9 @@ from countercase.retrieve.steps import bm25_docs_system, fact_system, fused, pip
 
 
 def _topics_key(topics: Mapping[str, str]) -> tuple:
-    return tuple((qid, text, limit_of(topics, qid)) for qid, text in topics.items())
+    # the kind too: the served system ranks the same text by another route for another kind
+    return (getattr(topics, "kind", None),
+            *((qid, text, limit_of(topics, qid)) for qid, text in topics.items()))
 
 
 @dataclass

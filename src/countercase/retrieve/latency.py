@@ -25,6 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 from countercase.config import RetrieveParams
+from countercase.datasets.limits import Topics
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
 from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker, load_reranker,
@@ -58,23 +59,24 @@ def time_queries(retriever, queries: list[str], label: str,
             "n_prefiltered": prefiltered}
 
 
-def time_system(rank: Callable, queries: list[str], label: str) -> dict[str, Any]:
+def time_system(rank: Callable, queries: list[str], label: str,
+                kind: str = "description") -> dict[str, Any]:
     """A system of the registry (``topics -> run``) on one query at a time, each under a new
-    id (nothing of an earlier query is reused)."""
-    rank({"warm-up": queries[0]})  # the indexes and the model opened
+    id (nothing of an earlier query is reused), the queries read as ``kind``."""
+    rank(Topics({"warm-up": queries[0]}, kind=kind))  # the indexes and the model opened
     totals = []
     for i, query in enumerate(tqdm(queries, desc=f"latency {label}", unit="query")):
         started = time.perf_counter()
-        rank({f"latency-{i}": query})
+        rank(Topics({f"latency-{i}": query}, kind=kind))
         totals.append((time.perf_counter() - started) * 1000)
     return {"stages_ms": {"total": summarise(totals)}}
 
 
 def run_latency(queries: list[str], params: RetrieveParams,
                 paths: IndexPaths = IndexPaths(),
-                served: tuple[str, Callable] | None = None) -> dict[str, Any]:
-    """Every condition of the module docstring; ``served``: the served system's name and ranking
-    function, when it is no pipeline."""
+                served: dict[str, tuple[str, Callable]] | None = None) -> dict[str, Any]:
+    """Every condition of the module docstring; ``served``: per kind of query, the system that
+    serves it and its ranking function, when the served system is no pipeline."""
     import torch
 
     report: dict[str, Any] = {"n_queries": len(queries), "torch_threads": torch.get_num_threads(),
@@ -104,7 +106,7 @@ def run_latency(queries: list[str], params: RetrieveParams,
         conditions[label]["reranker"] = (
             f"the domain reranker ({params.rerank_backend}, stage train_reranker)" if trained
             else "MiniLM-L6 cross-encoder, untrained head (cost only)")
-    if served is not None:
-        name, rank = served
-        conditions[f"served_{name}"] = time_system(rank, queries, f"served {name}")
+    for kind, (name, rank) in (served or {}).items():
+        conditions[f"served_{kind}"] = {"system": name, **time_system(
+            rank, queries, f"served {kind} ({name})", kind)}
     return report
