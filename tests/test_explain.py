@@ -338,3 +338,29 @@ def test_a_trees_edges_carry_their_citation_targets_and_are_counted(corpus, tree
     assert found["targets"]["edges"] == len(explained.nodes) - 1
     assert found["targets"]["with_targets"] >= 1
     assert "held_facts" in found["per_template"]
+
+
+def test_a_search_hit_reads_as_a_case_with_its_passage_and_why(indexed_corpus, tmp_path):
+    """Issue 58: each hit with its parties, case number and date, the passage that best matches
+    the query with its rarer words marked, and the first sentence of its explanation."""
+    import pandas as pd
+
+    from countercase.explain.hits import readable
+
+    paths, _, _ = indexed_corpus
+    chunks = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id", "text"])
+    doc = chunks["doc_id"].iloc[0]
+    own = chunks[chunks["doc_id"] == doc]
+    query = " ".join(own["text"].iloc[len(own) // 2].split()[:60])  # words of one of its chunks
+    found = readable(query, [{"rank": 1, "judgment": doc}], paths.chunks, paths.metadata,
+                     tmp_path / "no_sheets.jsonl", tmp_path / "no_profiles.jsonl")[0]
+    assert found["chunk_id"] in set(own["chunk_id"]) and "**" in found["passage"]
+    meta = pd.read_parquet(paths.metadata).set_index("doc_id").loc[doc]
+    assert found["case_id"] == meta["case_id"] and found["why"]
+    if meta["petitioner"] and meta["respondent"]:
+        assert found["parties"] == f"{meta['petitioner']} v. {meta['respondent']}"
+    # the chunk the ranker read is the one shown
+    named = own["chunk_id"].iloc[0]
+    again = readable(query, [{"rank": 1, "judgment": doc, "chunk_id": named}], paths.chunks,
+                     paths.metadata, tmp_path / "a", tmp_path / "b")[0]
+    assert again["chunk_id"] == named

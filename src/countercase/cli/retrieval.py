@@ -153,6 +153,10 @@ def search(
                              "routes by: description (a case told in prose) or judgment (a "
                              "judgment's own text)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets (the "
+                                "one-line explanation)."),
+    profiles: Path = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles (the "
+                                  "explanation's holding, stage holdings)."),
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
@@ -204,13 +208,16 @@ def search(
                             "--year-from, --section, ...")
         rows = _system_rows(spec, task, query, k or params.retrieve.k, paths, params,
                             citations, choice, year_to, kind)
-        _print_rows(rows, as_json)
+        _print_hits(_readable(query, rows, paths, sheets, profiles) if task == "precedents"
+                    else rows, as_json)
         return
     served = spec.served(params.retrieve)
     retriever = (open_retriever(task, served, paths) if task == "precedents"
                  else open_statute_search(served, paths))
     result = retriever.search(query, filters, k)
-    _print_rows([_result_row(hit, task) for hit in result.documents], as_json)
+    rows = [_result_row(hit, task) for hit in result.documents]
+    _print_hits(_readable(query, rows, paths, sheets, profiles) if task == "precedents"
+                else rows, as_json)
 
 
 def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: Path,
@@ -577,6 +584,32 @@ def _result_row(hit, task: str) -> dict:
             "section_type": hit.section_type, "source_path": hit.source_path,
             **{name: round(v, 4) for name, v in hit.scores.items()},
             "text": hit.text[:160].replace("\n", " ")}
+
+
+def _readable(query: str, rows: list[dict], paths, sheets: Path, profiles: Path) -> list[dict]:
+    """The hits with their parties, case number, date, best passage and one-line explanation
+    (:mod:`countercase.explain.hits`)."""
+    from countercase.explain.hits import readable
+
+    return readable(query, rows, paths.chunks, paths.metadata, sheets, profiles)
+
+
+def _print_hits(rows: list[dict], as_json: bool) -> None:
+    """Each judgment as a reader wants it (parties, case, passage, why); --json keeps every
+    field; statutes as a table."""
+    if as_json or not rows or "why" not in rows[0]:
+        _print_rows(rows, as_json)
+        return
+    for row in rows:
+        score = next((row[k] for k in ("score", "final", "fused", "bm25") if k in row), None)
+        where = ", ".join(str(row[k]) for k in ("case_id", "date") if row.get(k))
+        typer.echo(f"{row['rank']}. {row['judgment']}  {row.get('parties') or ''}"
+                   + (f"  ({where})" if where else "")
+                   + (f"  score {score:.4f}" if isinstance(score, float) else ""))
+        typer.echo(f"   why: {row['why']}")
+        if row.get("passage"):
+            typer.echo(f"   passage: {row['passage']}")
+        typer.echo("")
 
 
 def _print_rows(rows: list[dict], as_json: bool) -> None:

@@ -67,6 +67,7 @@ class Composer:
     ltr_rule: Path = layout.LTR_RULE
     supplied: frozenset[str] = CORPUS_SUPPLIES  # what the collection supplies (a route's)
     _runs: dict = field(default_factory=dict, init=False, repr=False)
+    _opened: dict = field(default_factory=dict, init=False, repr=False)  # by (dense, rerank)
     _links: tuple | None = field(default=None, init=False, repr=False)
     _features: FeatureSource | None = field(default=None, init=False, repr=False)
     _precedents: "Composer | None" = field(default=None, init=False, repr=False)
@@ -94,9 +95,19 @@ class Composer:
                 self.encoders[spec.dense_dir] = Searchers(
                     self.task, self.base, replace(self.paths, dense_dir=spec.dense_dir))
             return self.encoders[spec.dense_dir]
-        if self.searchers is None:
-            self.searchers = Searchers(self.task, self.base, self.paths)
-        return self.searchers
+        if self.searchers is not None:  # opened for every system of an experiment
+            return self.searchers
+        # opened for what this system reads: a search by chunk BM25 loads no encoder and no
+        # reranker (a command's start-up)
+        params = spec.params(self.base, self.chunk_depth, self.choices)
+        # the pipeline opens its dense ranking whenever it is on, at any weight
+        need = (params.use_dense or spec.reads_vectors(self.base, self.chunk_depth, self.task),
+                params.use_rerank)
+        if need not in self._opened:
+            self._opened[need] = Searchers(
+                self.task, self.base.model_copy(update={"use_rerank": need[1]}), self.paths,
+                dense=need[0])
+        return self._opened[need]
 
     def _build(self, spec: SystemSpec, replacing: dict[str, str]) -> System:
         step = self.choices.resolve(spec.step)
