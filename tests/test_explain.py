@@ -277,7 +277,8 @@ def test_a_result_is_explained_by_the_holding_it_shares_quoting_its_sentence(cor
     found = explain_result(query, text, "C1000", "C1000_0", "", sheets["C1000"], {}, weight,
                            profiles["C1000"])
     assert found[0].template == "held_facts"
-    assert found[0].text.startswith("Its holding turns on ") and section_words("IPC-302") in found[0].text
+    assert found[0].text.startswith("Its holding turns on ")
+    assert section_words("IPC-302") in found[0].text
     held = next(c for c in found[0].claims if c.kind == "held")
     assert "302" in texts["C1000"][held.start:held.end]  # the span is the judgment's own
     sources = _sources({"query": query}, {"query": text}, profiles=profiles)

@@ -5,9 +5,9 @@ retrieved chunk contains, each with its offsets in the chunk.
 
 Shared facts are read from the precedent's fact sheet and metadata (sections cited, party types,
 evidence types, and numbers on the same side of a legal boundary of
-:mod:`countercase.factsheet.thresholds`, the one nearest the query's value). When nothing is shared and no
-weighted term occurs, the explanation says the case was retrieved for overall similarity: it never
-gives a reason it cannot trace.
+:mod:`countercase.factsheet.thresholds`, the one nearest the query's value). When nothing is
+shared and no weighted term occurs, the explanation says the case was retrieved for overall
+similarity: it never gives a reason it cannot trace.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def held_facts(values: frozenset[str], doc_id: str, profile: Profile | None,
     if not chosen:
         return None
     keys = [f"{HELD_KEYS[h.kind]}:{h.value}" for h in chosen]
-    quote = chosen[0].quote if len(chosen[0].quote) <= QUOTE else chosen[0].quote[:QUOTE - 3] + "..."
+    quote = chosen[0].quote
+    quote = quote if len(quote) <= QUOTE else quote[:QUOTE - 3] + "..."
     claims = tuple(c for h, key in zip(chosen, keys)
                    for c in (Claim("held", (h.kind, h.value), doc_id, h.role, h.start, h.end),
                              Claim("value", key, "query", "values")))

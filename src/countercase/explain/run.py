@@ -4,10 +4,10 @@ Each tree of the ``perturb`` stage gets, at every node, an explanation of each r
 chunk id, :mod:`countercase.explain.results`) and, below the root, the counterfactual summary of
 its edge (:mod:`countercase.explain.edges`) with, when the holding profiles and the citation
 graph are given, the edge's citation-grounded targets and whether the ranking moved toward them
-(:mod:`countercase.explain.toward`; counted in the metrics' ``targets``). The checker (:func:`claims.verify`) then looks every
-claim up again in the sources; the metrics count sentences, grounded sentences and faithfulness
-(grounded / sentences), per template. Term weights are the IDF of each word over the precedent
-chunks.
+(:mod:`countercase.explain.toward`; counted in the metrics' ``targets``). The checker
+(:func:`claims.verify`) then looks every claim up again in the sources; the metrics count
+sentences, grounded sentences and faithfulness (grounded / sentences), per template. Term weights
+are the IDF of each word over the precedent chunks.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from countercase.explain.claims import Claim, Sentence, moved, top_k, value_words
-
-MAX_NAMED = 3
+from countercase.explain.edges import MAX_NAMED
 
 
 def _named(ids: list[str], group: str) -> tuple[str, tuple[Claim, ...]]:

@@ -278,8 +278,9 @@ def _serving(o: Outputs) -> list[tuple[str, str, str]]:
     if not choice or not retrieval:
         return []
     kinds = "; ".join(
-        f"{kind} -> `{found['system']}` (tuning MAP {_f(found['candidates'][found['system']]['MAP'])}"
-        f" on {found['queries']} queries, chunk BM25 "
+        f"{kind} -> `{found['system']}` (tuning MAP "
+        f"{_f(found['candidates'][found['system']]['MAP'])} on {found['queries']} queries, "
+        "chunk BM25 "
         f"{_f(found['candidates'][choice['baseline']]['MAP'])})"
         for kind, found in choice["kinds"].items())
     tested = "; ".join(
