@@ -89,9 +89,16 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
              "unmasked": {q: unmasked.get(q, text) for q, text in dataset.queries.items()}}
     counts = citation_counts(collection.links, dataset.qids, dataset.admits)
     source = FeatureSource.chosen(paths, sheets, choices, rule)
+    # the case descriptions of AILA_Q1..Q10, where each model's SHAP shares are read again
+    # (issue 58: does the citation prior dominate a query unlike the ones it learnt from?)
+    aila_tuning = load("aila2019/task1/tuning", aila)
     try:
         pairs = {kind: Pairs.of(pool_frames(source, dataset, texts[kind], counts, kind),
                                 dataset.qrels) for kind in texts}
+        described = Pairs.of(pool_frames(
+            source, aila_tuning, dict(aila_tuning.queries),
+            citation_counts(collection.links, aila_tuning.qids, aila_tuning.admits),
+            "descriptions"), aila_tuning.qrels)
     finally:
         source.close()
     relevant = sum(grade > 0 for judged in dataset.qrels.values() for grade in judged.values())
@@ -119,7 +126,9 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
                                   "out_of_fold_MAP": _map(oof, dataset),
                                   "importance_gain": importance(model, features),
                                   "importance_shap": contributions(model, pairs[kind],
-                                                                   features)}
+                                                                   features),
+                                  "importance_shap_descriptions": contributions(
+                                      model, described, features)}
         log.info("train_ltr: %s out-of-fold MAP %s", name,
                  report["models"][name]["out_of_fold_MAP"])
     ltr = report["models"]["ltr"]

@@ -266,9 +266,22 @@ def _ltr(o: Outputs) -> list[tuple[str, str, str]]:
         f"queries: the rule {'serves' if choice.get('serve') else 'does not serve'} `ltr`, so "
         f"the trees search {'`ltr_unmasked`' if choice.get('serve') else 'the pipeline'}. "
         f"Held-out half: {scored('citations')}. AILA_Q11..Q50 Task 1: "
-        f"{scored('aila2019-task1')}",
+        f"{scored('aila2019-task1')}" + _shap_by_kind(models),
         "`metrics/ltr.json`, `configs/ltr_choice.yaml`, `metrics/retrieval.json`, "
         "`metrics/evaluation.json` (`families`)")]
+
+
+def _shap_by_kind(models: dict) -> str:
+    """The citation prior's and year gap's SHAP share on the dev queries and on AILA's case
+    descriptions, per learned system that has both."""
+    shares = [(name, *(sum(m[key].get(f, 0.0) for f in ("prior", "year_gap"))
+                       for key in ("importance_shap", "importance_shap_descriptions")))
+              for name, m in models.items()
+              if "importance_shap_descriptions" in m and "prior" in m["importance_shap"]]
+    if not shares:
+        return ""
+    return (". SHAP share of the citation prior and year gap, dev queries -> AILA_Q1..Q10: "
+            + ", ".join(f"`{n}` {a:.2f} -> {b:.2f}" for n, a, b in shares))
 
 
 def _serving(o: Outputs) -> list[tuple[str, str, str]]:
