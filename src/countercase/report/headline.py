@@ -59,7 +59,7 @@ def detectable(differences: np.ndarray, alpha: float = 0.05, power: float = 0.8)
     """The smallest mean paired difference a two-sided test at ``alpha`` detects with
     ``power`` over these queries: (z_{1-α/2} + z_power) · sd / √n."""
     values = np.asarray(differences, dtype=float)
-    if len(values) < 2:
+    if len(values) < 2 or not values.std(ddof=1) > 0:  # no spread: it ranks as the served does
         return math.nan
     z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
     return float(z * values.std(ddof=1) / math.sqrt(len(values)))
