@@ -78,3 +78,15 @@ def test_the_route_ranks_each_kind_by_its_own_system_and_keeps_their_runs_apart(
     found = BY_NAME["served"].route(frozenset(), Choices(values={"serving.route": {
         "description": "bm25", "judgment": "ltr_applicability"}}))
     assert found == {"description": "bm25", "judgment": "bm25"}
+
+
+def test_a_serving_rule_without_its_keys_is_named(tmp_path):
+    from countercase.config import ConfigError
+    import pytest
+
+    bad = tmp_path / "rule.yaml"
+    bad.write_text("baseline: bm25\n")
+    with pytest.raises(ConfigError, match=r"rule.yaml: the serving rule lacks candidates"):
+        read_rule(bad)
+    with pytest.raises(ConfigError, match=r"cannot read the serving rule"):
+        read_rule(tmp_path / "missing.yaml")

@@ -107,12 +107,16 @@ def moved(appear: tuple[int, int], drop: tuple[int, int]) -> str:
     return "toward" if gain > 0 else "away" if gain < 0 else "neither"
 
 
-def _overlaps(sources: Sources) -> dict[str, int]:
-    targets, diff = sources.targets or {}, sources.diff or {}
-    if not diff or "appear" not in targets:
-        return {}
+def overlaps(targets: dict[str, Any], diff: dict[str, Any]) -> dict[str, int]:
+    """How many of an edge's appear and drop sets the top K held before (``parent``) and after
+    (``node``) its change: ``appear:parent``, ``appear:node``, ``drop:parent``, ``drop:node``."""
     return {f"{group}:{which}": len(set(targets[group]) & top_k(diff, which))
             for group in ("appear", "drop") for which in ("parent", "node")}
+
+
+def _overlaps(sources: Sources) -> dict[str, int]:
+    targets, diff = sources.targets or {}, sources.diff or {}
+    return overlaps(targets, diff) if diff and "appear" in targets else {}
 
 
 def numbers_of(sheet: FactSheet, kind: str) -> list[float]:

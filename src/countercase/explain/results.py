@@ -41,9 +41,15 @@ def held_facts(values: frozenset[str], doc_id: str, profile: Profile | None,
                    if (h.kind != "provision" or h.role == "decided")
                    and f"{HELD_KEYS[h.kind]}:{h.value}" in values),
                   key=lambda h: (order.index(h.kind), -(h.score or 0), -h.support, h.start))
-    # one side per kind of number: a number lies on a side of every threshold of its kind
-    chosen = list({(h.value.split("<")[0].split(">")[0] if h.kind == "boundary" else h.value): h
-                   for h in reversed(held)}.values())[::-1][:n]
+    # the first of each value, and one side per kind of number (a number lies on a side of
+    # every threshold of its kind)
+    chosen, seen = [], set()
+    for h in held:
+        key = re.split("[<>]", h.value)[0] if h.kind == "boundary" else h.value
+        if key not in seen:
+            seen.add(key)
+            chosen.append(h)
+    chosen = chosen[:n]
     if not chosen:
         return None
     keys = [f"{HELD_KEYS[h.kind]}:{h.value}" for h in chosen]

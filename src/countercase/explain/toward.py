@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from countercase.explain.claims import Claim, Sentence, moved, top_k, value_words
+from countercase.explain.claims import Claim, Sentence, moved, overlaps, value_words
 from countercase.explain.edges import MAX_NAMED
 
 
@@ -43,8 +43,7 @@ def explain_targets(moves: tuple[str | None, str | None] | None, targets: dict[s
             claims += found
     cited = Sentence(f"By the courts' own citations, judgments {_contrast(*moves)} cite "
                      f"{' and '.join(parts)}.", "targets", tuple(claims))
-    counts = {f"{g}:{w}": len(set(ids) & top_k(diff, w))
-              for g, ids in (("appear", appear), ("drop", drop)) for w in ("parent", "node")}
+    counts = overlaps(targets, diff)
     verdict = moved((counts["appear:parent"], counts["appear:node"]),
                     (counts["drop:parent"], counts["drop:node"]))
     words = {"toward": "toward them", "away": "away from them",

@@ -15,14 +15,22 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from countercase.config import ConfigError
+
 KINDS = ("description", "judgment")
 
 
 def read_rule(path: Path) -> dict[str, Any]:
-    rule = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    missing = [k for k in ("candidates", "baseline", "settings", "tuning") if k not in rule]
+    """The serving rule; an unreadable one, or one without its keys, is a :class:`ConfigError`
+    naming the file."""
+    try:
+        rule = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read the serving rule ({error})") from None
+    missing = [k for k in ("candidates", "baseline", "settings", "tuning")
+               if not isinstance(rule, dict) or k not in rule]
     if missing:
-        raise ValueError(f"{path}: the serving rule lacks {', '.join(missing)}")
+        raise ConfigError(f"{path}: the serving rule lacks {', '.join(missing)}")
     return rule
 
 
