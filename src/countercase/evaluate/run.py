@@ -248,6 +248,15 @@ def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: Ev
     return [(dataset, paths, doc_ids, None, systems, None)], choices, [docs, topics, qrels]
 
 
+def unmasked_source(params: Params, paths: IndexPaths, documents: Path = layout.DOCUMENTS):
+    """qids -> the citation queries' unmasked texts (what the learned rankers on unmasked
+    text read), cut from ``documents``; None without them."""
+    if not Path(documents).exists():
+        return None
+    return partial(unmasked_queries, documents=documents, extract_dir=paths.chunks.parent,
+                   query_chars=params.citations.query_chars)
+
+
 def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[str],
                  inputs: EvaluateInputs, out: Path):
     """The corpus's collections' jobs: the AILA tasks' test queries, the citation collection's
@@ -264,10 +273,8 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
         table = paths.chunk_table(dataset.task)
         doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
                    if table.exists() else set())
-        unmasked = (partial(unmasked_queries, documents=inputs.documents,
-                            extract_dir=paths.chunks.parent,
-                            query_chars=params.citations.query_chars)
-                    if name == "citations" and inputs.documents.exists() else None)
+        unmasked = (unmasked_source(params, paths, inputs.documents)
+                    if name == "citations" else None)
         jobs.append((dataset, paths, doc_ids, variants,
                      [c for c in systems if c.name in HELDOUT] if name == "citations"
                      else systems, unmasked))

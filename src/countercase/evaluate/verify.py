@@ -12,7 +12,7 @@ import pandas as pd
 from countercase.config import Params
 from countercase.datasets import load
 from countercase.evaluate import regressions as reg
-from countercase.evaluate.run import VariantSource, evaluate_dataset
+from countercase.evaluate.run import VariantSource, evaluate_dataset, unmasked_source
 from countercase.experiment import Experiment
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.load import IndexPaths, MissingIndexError
@@ -46,8 +46,12 @@ def scores(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
             found.update({(dataset.collection, name): s for name, s in ran.items()})
             continue
         conditions = [BY_NAME[r["condition"]] for r in chosen if r["condition"] in BY_NAME]
+        # the citation queries' unmasked texts, as the evaluate stage gives them
+        unmasked = (unmasked_source(params, paths) if dataset.collection == "citations"
+                    else None)
         ran = evaluate_dataset(dataset, conditions, paths, params.retrieve, params.evaluate,
-                               None, set(), variants, choices, citations=citations)["scores"]
+                               None, set(), variants, choices, citations=citations,
+                               unmasked=unmasked)["scores"]
         found.update({(dataset.collection, name): s for name, s in ran.items()})
     return found
 
