@@ -170,6 +170,57 @@ def test_the_served_system_runs_on_a_plain_trec_folder(trec_collection, run_cli,
     assert served["MAP"] == scores["bm25"]["MAP"] and 0 < served["MAP"] <= 1
 
 
+def test_a_folder_of_judgments_texts_is_served_by_the_first_system_it_can_run(
+        trec_collection, run_cli, tmp_path):
+    """Issue 58: topics that are judgments' texts (--kind judgment) go to the judgment route;
+    a folder that lacks the citations, dates and sheets its chosen learned system needs is
+    served the next system of the route's order that it can run (the text-only learned ranker
+    where the serving rule admitted it and its model is built), else chunk BM25."""
+    import yaml
+
+    from countercase import layout
+    from countercase.retrieve.registry import BY_NAME
+
+    root, _ = trec_collection
+    code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"),
+                           "--topics", str(root / "topics.tsv"), "--qrels",
+                           str(root / "qrels.txt"), "--kind", "judgment", "--out",
+                           str(tmp_path / "out"), "--metrics", str(tmp_path / "scores.json"),
+                           "--condition", "served", "--condition", "bm25")
+    assert code == 0, err
+    served = json.loads((tmp_path / "scores.json").read_text())["topics"]["served"]
+    order = yaml.safe_load(layout.SERVING_CHOICE.read_text())["order"]["judgment"]
+    runs = [name for name in order if not BY_NAME[name].needs and (
+        BY_NAME[name].level != "ltr"
+        or (layout.LTR / f"{BY_NAME[name].step['model']}.txt").is_file())]
+    assert (served["system"], served["kind"]) == ((runs or ["bm25"])[0], "judgment")
+    assert 0 < served["MAP"] <= 1
+
+
+def test_search_ranks_a_users_own_judgments(trec_collection, run_cli, tmp_path):
+    """Issue 58: countercase search --docs serves a JSONL of the user's own documents, indexed
+    once (a second search reads the same folder back), each hit a readable row naming the
+    system that ranked it; what a folder cannot honour is refused with its reason."""
+    root, _ = trec_collection
+    args = ["search", "punishment for murder", "--docs", str(root / "docs.jsonl"),
+            "--collections", str(tmp_path / "built"), "--json", "--k", "3"]
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    rows = json.loads(out)
+    assert len(rows) == 3 and {row["system"] for row in rows} == {"bm25"}  # a description
+    assert all(row["passage"] and row["why"] for row in rows)
+    built = sorted((tmp_path / "built").iterdir())
+    assert len(built) == 1 and (built[0] / "built.json").is_file()
+    code, again, err = run_cli(*args)
+    assert code == 0 and json.loads(again) == rows
+    assert sorted((tmp_path / "built").iterdir()) == built
+    code, _, err = run_cli("search", "murder", "--docs", str(root / "docs.jsonl"),
+                           "--year-to", "2000")
+    assert code == 2 and "carry no metadata" in err
+    code, _, err = run_cli("search", "murder", "--docs", str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "missing.jsonl" in err
+
+
 def test_conditions_that_read_no_vector_embed_nothing(trec_collection, run_cli, tmp_path):
     from countercase.config import load_params
     from countercase.retrieve.registry import BY_NAME
@@ -246,6 +297,10 @@ def test_evaluate_rejects_bad_arguments(trec_collection, run_cli):
     assert code == 2 and "unknown system(s) bm26" in err
     code, _, err = run_cli("evaluate", "--docs", str(root / "docs.jsonl"))
     assert code == 2 and "--docs, --topics and --qrels together" in err
+    code, _, err = run_cli("evaluate", "--kind", "brief")
+    assert code == 2 and "--kind brief: use description or judgment" in err
+    code, _, err = run_cli("evaluate", "--kind", "judgment", "--collection", "citations")
+    assert code == 2 and "--kind is what a TREC collection's topics are" in err
 
 
 def qids_of(root):

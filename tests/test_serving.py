@@ -51,6 +51,8 @@ def test_the_choice_routes_each_kind_and_the_bound_is_seeded():
               "judgment": {"bm25": base, "ltr": base + 0.1}}
     found = decide(scores, RULE, 0)
     assert found["route"] == {"description": "bm25", "judgment": "ltr"}
+    # each kind's order: what beat the baseline, best first, then the baseline
+    assert found["order"] == {"description": ["bm25"], "judgment": ["ltr", "bm25"]}
     diff = np.array([0.1, -0.05, 0.2, 0.0])
     assert lower_bound(diff, 1000, 3, 0.025) == lower_bound(diff, 1000, 3, 0.025)
 
@@ -61,12 +63,12 @@ def test_the_route_ranks_each_kind_by_its_own_system_and_keeps_their_runs_apart(
     from countercase.datasets.limits import Topics
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.compose import Composer
-    from countercase.retrieve.registry import BY_NAME
+    from countercase.retrieve.registry import BY_NAME, CORPUS_SUPPLIES
 
     paths, _, _ = indexed_corpus
-    route = {"description": "bm25", "judgment": "bm25_docs"}
+    order = {"description": ["bm25"], "judgment": ["bm25_docs", "bm25"]}
     composer = Composer("precedents", paths, RetrieveParams(), 10, 10,
-                        Choices(values={"serving.route": route}))
+                        Choices(values={"serving.order": order}))
     texts = {"q": "the accused was convicted of murder under section 302 and sentenced"}
     served = composer.system("served")
     as_description = served(Topics(texts, kind="description"))
@@ -74,10 +76,15 @@ def test_the_route_ranks_each_kind_by_its_own_system_and_keeps_their_runs_apart(
     assert as_description == composer.system("bm25")(Topics(texts, kind="description"))
     assert as_judgment == composer.system("bm25_docs")(Topics(texts, kind="judgment"))
     assert as_description != as_judgment
-    # a collection that lacks what a route's system needs gets the fallback
-    found = BY_NAME["served"].route(frozenset(), Choices(values={"serving.route": {
-        "description": "bm25", "judgment": "ltr_applicability"}}))
-    assert found == {"description": "bm25", "judgment": "bm25"}
+    # a collection that lacks what a route's system needs gets the next of its kind's order
+    # that it can run, else the fallback
+    chosen = Choices(values={"serving.order": {
+        "description": ["bm25"], "judgment": ["ltr_applicability", "ltr_text", "bm25"]}})
+    spec = BY_NAME["served"]
+    assert spec.route(CORPUS_SUPPLIES, chosen)["judgment"] == "ltr_applicability"
+    assert spec.route(frozenset(), chosen) == {"description": "bm25", "judgment": "ltr_text"}
+    assert spec.route(frozenset(), chosen, lambda name: name != "ltr_text") == {
+        "description": "bm25", "judgment": "bm25"}
 
 
 def test_a_serving_rule_without_its_keys_is_named(tmp_path):

@@ -435,6 +435,7 @@ def _ltr(choice: dict, source: Path) -> dict[str, dict]:
 def _serving(choice: dict, source: Path) -> dict[str, dict]:
     # the route the serving rule chose is the registry's system `served`
     _pick(choice, source, "route")
+    _pick(choice, source, "order")
     return {"retrieve": {"system": "served"}}
 
 

@@ -98,6 +98,9 @@ VALIDITY_V3_OUT = Path("data/processed/validity_v3")
 VALIDITY_V2_OUT = Path("data/processed/validity_v2")  # the confirmatory experiment's rows
 LTR_CHOICE = Path("configs/ltr_choice.yaml")  # its models' choices (train_ltr)
 SERVING_CHOICE = Path("configs/serving_choice.yaml")  # the route per query kind (train_ltr)
+# a user's own judgments searched with --docs: their indexes, one folder per file, outside
+# the work tree (built once, read by every later search)
+USER_COLLECTIONS = Path.home() / ".cache" / "countercase" / "collections"
 EVALUATE = PROCESSED / "evaluate"
 EVALUATE_FT = PROCESSED / "evaluate_ft"  # the opt-in pipeline's conditions (evaluate_ft)
 RERANK_LLM = PROCESSED / "rerank_llm"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -16,6 +16,9 @@ from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.report import stage_times
+
+if TYPE_CHECKING:
+    from countercase.retrieve.load import IndexPaths
 
 log = logging.getLogger("countercase")
 # what the scoring commands (evaluate, regress) run the conditions with
@@ -153,6 +156,12 @@ def search(
                              "routes by: description (a case told in prose) or judgment (a "
                              "judgment's own text)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    docs: Optional[Path] = typer.Option(
+        None, "--docs", help="Search your own judgments instead of the corpus: a JSONL file of "
+        "{id, contents} (a TREC folder's docs.jsonl), indexed once under --collections and "
+        "served as a collection of documents only."),
+    collections: Path = typer.Option(layout.USER_COLLECTIONS, help="Where the indexes of a "
+                                     "--docs file are kept, one folder per file."),
     sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets (the "
                                 "one-line explanation)."),
     profiles: Path = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles (the "
@@ -189,6 +198,18 @@ def search(
         if any(not value.strip() for value in values):
             raise UserError(f"{option} '': an empty filter; give a value or leave the option out")
     params = load_params(params_path)
+    if docs is not None:
+        if task != "precedents":
+            raise UserError("--docs searches your judgments (the precedents task), not statutes")
+        if any((year_from, year_to, section, bench, section_type, judge)):
+            raise UserError("--docs: your judgments carry no metadata to filter by; leave out "
+                            "--year-from, --year-to, --section, --bench, --section-type, --judge")
+        require(docs, "documents file (--docs)")
+        rows, paths = _folder_rows(query, docs, system or served_system(params, task), kind,
+                                   k or params.retrieve.k, params, collections)
+        # no sheets or profiles of your judgments: the explanation names the shared terms
+        _print_hits(_readable(query, rows, paths, paths.holdings, paths.holdings), as_json)
+        return
     spec = registered(system or served_system(params, task))
     if task not in spec.tasks:
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
@@ -254,6 +275,42 @@ def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: 
             for i, (doc, score) in enumerate(run, start=1)]
 
 
+def _folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
+                 root: Path) -> tuple[list[dict], IndexPaths]:
+    """The top ``k`` of system ``name`` over the judgments of ``docs`` (a collection of
+    documents only: what needs citations, dates or sheets does not run, and the served
+    system's route takes the first system it can run), its indexes built once under
+    ``root``; the rows (each says which system ranked it) and the indexes."""
+    from countercase.datasets.limits import Topics
+    from countercase.evaluate.run import composer
+    from countercase.evaluate.trec import cached_collection, folder_paths
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.compose import routed, why_not
+    from countercase.retrieve.registry import system as registered
+
+    spec, choices, supplied = registered(name), Choices(), frozenset()
+    # decided before anything is built: the route's system, and whether it reads a vector
+    probe = folder_paths(root / "none")
+    ran = (routed(spec, "precedents", params.retrieve, choices, supplied, probe.fact_index)[kind]
+           if spec.level == "route" else spec.name)
+    why = why_not([registered(ran)], "precedents", params.retrieve, choices, supplied,
+                  probe.fact_index)
+    if why:
+        raise UserError(f"system {ran} cannot run on {docs}: {why[ran]}")
+    embed = registered(ran).reads_vectors(params.retrieve, params.evaluate.chunk_depth,
+                                          "precedents")
+    paths = cached_collection(docs, root, params.index, params.extract, embed)
+    rank = composer("precedents", paths, params.retrieve, params.evaluate, choices,
+                    supplied=supplied).system(ran)
+    run = rank(Topics({"query": query}, None, kind))["query"][:k]
+    rows = [{"rank": i, "judgment": doc, "system": ran, "score": round(score, 4)}
+            for i, (doc, score) in enumerate(run, start=1)]
+    if ran != spec.name:
+        log.info("%s ranked your judgments (%s's route for a %s on a collection of documents "
+                 "only)", ran, spec.name, kind)
+    return rows, paths
+
+
 @app.command()
 def latency(
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
@@ -270,7 +327,7 @@ def latency(
     from countercase.datasets.aila import read_queries
     from countercase.evaluate.run import composer
     from countercase.retrieve.choices import Choices
-    from countercase.retrieve.compose import why_not
+    from countercase.retrieve.compose import routed, why_not
     from countercase.retrieve.latency import run_latency
     from countercase.retrieve.load import IndexPaths
     from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
@@ -289,7 +346,8 @@ def latency(
             rank = composer("precedents", paths, params.retrieve, params.evaluate, Choices(),
                             citations=citations).system(spec.name)
             # a route is timed on each kind of query (the AILA texts read as each kind)
-            routes = (spec.route(CORPUS_SUPPLIES) if spec.level == "route"
+            routes = (routed(spec, "precedents", params.retrieve, Choices(), CORPUS_SUPPLIES,
+                             paths.fact_index) if spec.level == "route"
                       else {"description": spec.name})
             served = {kind: (name, rank) for kind, name in routes.items()}
     report = run_latency(texts, params.retrieve, paths, served)
@@ -336,6 +394,9 @@ def evaluate(
     docs: Optional[Path] = typer.Option(None, help="Another collection: documents JSONL."),
     topics: Optional[Path] = typer.Option(None, help="Its topics: qid<TAB>text."),
     qrels: Optional[Path] = typer.Option(None, help="Its qrels (TREC format)."),
+    kind: str = typer.Option("description", help="What its topics are, which the served system "
+                             "routes by: description (cases told in prose) or judgment "
+                             "(judgments' own texts)."),
     out: Path = typer.Option(layout.EVALUATE),
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
@@ -362,6 +423,7 @@ def evaluate(
     import time
 
     from countercase.datasets import AILA_COLLECTIONS
+    from countercase.datasets.limits import KINDS
     from countercase.evaluate.run import EvaluateInputs, run_evaluate
     from countercase.retrieve.load import IndexPaths
 
@@ -370,14 +432,19 @@ def evaluate(
     chosen = _systems(system, opt_in)
     if (docs or topics or qrels) and not (docs and topics and qrels):
         raise UserError("a TREC collection needs --docs, --topics and --qrels together")
+    if kind not in KINDS:
+        raise UserError(f"--kind {kind}: use {' or '.join(KINDS)}")
+    if kind != "description" and not docs:
+        raise UserError("--kind is what a TREC collection's topics are (with --docs); the "
+                        "corpus's collections say their own")
     known = [*AILA_COLLECTIONS, "citations"]
     unknown = [c for c in collection if c not in known]
     if unknown:
         raise UserError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(known)}")
     inputs = EvaluateInputs(IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
                             citations, choice, ft_choice, documents,
-                            (docs, topics, qrels) if docs else None)
-    resume = (resume_dir, json.dumps([collection, system, opt_in])) if resume_dir else None
+                            (docs, topics, qrels) if docs else None, trec_kind=kind)
+    resume = (resume_dir, json.dumps([collection, system, opt_in, kind])) if resume_dir else None
     scores, notes = run_evaluate(params, chosen, bool(system), collection or known, inputs,
                                  out, resume, compare_runs)
     stage_times.carry(sum(note["seconds_in_earlier_runs"] for note in notes.values()))

@@ -124,14 +124,16 @@ def load(dataset_id: str, root: Path | None = None) -> Dataset:
     return whole.subset(aila.TUNING if parts[2] == "tuning" else aila.TEST, parts[2])
 
 
-def trec_dataset(docs: Path, topics: Path, qrels: Path, name: str | None = None) -> Dataset:
-    """A collection in TREC form (see the module docstring), searched as precedents."""
+def trec_dataset(docs: Path, topics: Path, qrels: Path, name: str | None = None,
+                 kind: str = "description") -> Dataset:
+    """A collection in TREC form (see the module docstring), searched as precedents; ``kind``:
+    what its topics are (case descriptions unless its user says they are judgments' texts)."""
     for path, what in ((docs, "documents"), (topics, "topics"), (qrels, "qrels")):
         if not Path(path).is_file():
             raise CollectionError(f"{what} file not found: {path}")
     name = name or Path(topics).stem
     return Dataset(f"trec:{name}", name, "precedents", read_topics(topics, "\t"),
-                   read_qrels(qrels), lambda: iter_jsonl_documents(Path(docs)))
+                   read_qrels(qrels), lambda: iter_jsonl_documents(Path(docs)), kind=kind)
 
 
 def citation_dataset(folder: Path, part: str | None = None) -> Dataset:

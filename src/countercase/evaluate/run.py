@@ -32,7 +32,7 @@ from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment
 from countercase.experiment.families import compare_families, read_families
 from countercase.retrieve.choices import Choices
-from countercase.retrieve.compose import Composer, why_not
+from countercase.retrieve.compose import Composer, routed, why_not
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import BY_NAME, CORPUS_SUPPLIES, HELDOUT, SystemSpec
 from countercase.retrieve.runs import read_trec_run
@@ -208,7 +208,7 @@ class EvaluateError(CountercaseError):
 class EvaluateInputs:
     """What the stage reads: the corpus's indexes, the AILA folder, the citation collection,
     the tune and tune_ft choices, the judgments the chunking variants are cut from; or, in
-    their stead, a TREC collection (documents, topics, qrels)."""
+    their stead, a TREC collection (documents, topics, qrels) and what its topics are."""
 
     paths: IndexPaths
     aila_dir: Path = layout.AILA
@@ -218,6 +218,7 @@ class EvaluateInputs:
     documents: Path = layout.DOCUMENTS
     trec: tuple[Path, Path, Path] | None = None
     ltr_rule: Path = layout.LTR_RULE  # its declared families of comparisons
+    trec_kind: str = "description"
 
     def choices(self) -> Choices:
         return Choices({"tuning": self.choice, "tuning_ft": self.ft_choice})
@@ -231,7 +232,7 @@ def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: Ev
     from countercase.evaluate.trec import index_collection
 
     docs, topics, qrels = inputs.trec
-    dataset = trec_dataset(docs, topics, qrels)
+    dataset = trec_dataset(docs, topics, qrels, kind=inputs.trec_kind)
     choices = inputs.choices()
     why = why_not(systems, dataset.task, params.retrieve, choices, frozenset())
     why |= {c.name: f"ranks {', '.join(c.tasks)} only" for c in systems
@@ -312,9 +313,10 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
                                   families, params.seed)
         scores[dataset.collection] = result.pop("scores")
         if "served" in scores[dataset.collection]:  # what served this collection's kind
-            routed = BY_NAME["served"].route(supplied, choices)[dataset.kind]
+            system = routed(BY_NAME["served"], dataset.task, params.retrieve, choices, supplied,
+                            paths.fact_index, variants is not None)[dataset.kind]
             scores[dataset.collection]["served"] = {
-                "system": routed, "kind": dataset.kind, **scores[dataset.collection]["served"]}
+                "system": system, "kind": dataset.kind, **scores[dataset.collection]["served"]}
         notes[dataset.collection] = result
     return scores, notes
 

@@ -37,8 +37,7 @@ def index_collection(docs: Path, out: Path, index: IndexParams, extract: Extract
         for failure in failures:
             log.warning("skipped %s: %s", failure["source_path"], failure["reason"])
             handle.write(json.dumps(failure) + "\n")
-    paths = IndexPaths(out / "index", out / "dense", out / "chunks.parquet", out / "none.parquet",
-                       out / "fact_index")  # none: a TREC folder has no fact sheets
+    paths = folder_paths(out)
     table = plain_chunk_table(documents, extract, "Unknown")
     table.to_parquet(paths.chunks, index=False)
     build_bm25_index(plain_chunk_records(table), paths.index_dir / "precedents_chunks",
@@ -63,3 +62,32 @@ def index_collection(docs: Path, out: Path, index: IndexParams, extract: Extract
     else:
         log.info("no chosen condition reads a vector: %d chunks left unembedded", len(table))
     return paths, {d.doc_id for d in documents}
+
+
+def cached_collection(docs: Path, root: Path, index: IndexParams, extract: ExtractParams,
+                      embed: bool) -> IndexPaths:
+    """The indexes of ``docs`` (:func:`index_collection`), built once under ``root`` in a
+    folder named for the file (its path, size and modification time) and the settings that
+    shape them, and read back by every later search of the same file."""
+    import hashlib
+    import shutil
+
+    stat = Path(docs).stat()
+    key = json.dumps([str(Path(docs).resolve()), stat.st_size, stat.st_mtime_ns,
+                      index.model_dump_json(), extract.model_dump_json(), embed])
+    out = Path(root) / hashlib.sha256(key.encode()).hexdigest()[:16]
+    done = out / "built.json"
+    if not done.is_file():
+        shutil.rmtree(out, ignore_errors=True)  # a build that stopped part of the way
+        log.info("indexing %s once, into %s", docs, out)
+        _, doc_ids = index_collection(docs, out, index, extract, embed)
+        done.write_text(json.dumps({"documents": str(docs), "judgments": len(doc_ids),
+                                    "embedded": embed}) + "\n")
+    return folder_paths(out)
+
+
+def folder_paths(out: Path) -> IndexPaths:
+    """Where a collection's indexes lie under ``out`` (``none``: a TREC folder has no
+    metadata, fact sheets or holding profiles)."""
+    return IndexPaths(out / "index", out / "dense", out / "chunks.parquet", out / "none.parquet",
+                      out / "fact_index", out / "none.jsonl")

@@ -32,7 +32,7 @@ from countercase.datasets.citations import read_citations
 from countercase.evaluate.run import composer, experiment
 from countercase.experiment import score_run
 from countercase.ltr.train import (Pairs, contributions, cross_validate, fit, importance,
-                                   learner, out_of_fold)
+                                   learner, on_share, out_of_fold, ranked)
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource, names, read_settings
 from countercase.retrieve.load import IndexPaths
@@ -52,6 +52,8 @@ MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ltr_unmasked_no_facts": ("unmasked", ("facts", "holdings")),
     # issue 57: ltr_unmasked with what each candidate's holding turns on
     "ltr_applicability": ("unmasked", ()),
+    # issue 58: what any collection supplies (documents only), for one without the others
+    "ltr_text": ("unmasked", ("citation", "facts", "holdings")),
 }
 
 
@@ -131,13 +133,19 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
                                       model, described, features)}
         log.info("train_ltr: %s out-of-fold MAP %s", name,
                  report["models"][name]["out_of_fold_MAP"])
+    # the learning curve of ltr per kind of query (issue 58): out of fold on the dev queries
+    # (a judgment's text), and on the case descriptions of AILA_Q1..Q10 by the model trained
+    # on the same share of the dev queries
     ltr = report["models"]["ltr"]
-    report["learning_curve"] = [
-        {"share": share, "out_of_fold_MAP": _map(out_of_fold(
-            pairs["masked"], names(MODELS["ltr"][1]), learner(settings, ltr["chosen"],
-                                                              params.seed),
-            ltr["rounds"], settings, params.seed, share), dataset)}
-        for share in settings["learning_curve"]]
+    features, lgb_params = names(MODELS["ltr"][1]), learner(settings, ltr["chosen"], params.seed)
+    report["learning_curve"], report["learning_curve_descriptions"] = [], []
+    for share in settings["learning_curve"]:
+        report["learning_curve"].append({"share": share, "out_of_fold_MAP": _map(out_of_fold(
+            pairs["masked"], features, lgb_params, ltr["rounds"], settings, params.seed,
+            share), dataset)})
+        model = on_share(pairs["masked"], features, lgb_params, ltr["rounds"], params.seed, share)
+        report["learning_curve_descriptions"].append(
+            {"share": share, "MAP": _map(ranked(model, described, features), aila_tuning)})
     served = params.retrieve.system
     build = composer("precedents", paths, params.retrieve, params.evaluate, choices,
                      admits=dataset.admits, citations=citations)

@@ -3,7 +3,9 @@ query (a case described in prose, a judgment's own text), the candidate of the h
 MAP among those that beat the baseline (chunk BM25) beyond noise on that kind's tuning queries,
 else the baseline. Beyond noise: the ``quantile`` of a paired bootstrap of the mean difference
 in average precision is above zero. The choice (``configs/serving_choice.yaml``) is the route,
-kind -> system, with every candidate's tuning MAP and bound."""
+kind -> system, and each kind's order (the systems that beat the baseline, best first, then the
+baseline: a collection that cannot run the first is served the next it can), with every
+candidate's tuning MAP and bound."""
 
 from __future__ import annotations
 
@@ -59,10 +61,9 @@ def decide_kind(scores: Mapping[str, pd.Series], rule: dict[str, Any],
         rows[name] = {"MAP": round(float(ap.mean()), 4), "lower_bound": bound}
     winners = [n for n, r in rows.items() if r["lower_bound"] is not None
                and r["lower_bound"] > 0]
-    order = list(rule["candidates"])
-    served = (max(winners, key=lambda n: (rows[n]["MAP"], -order.index(n))) if winners
-              else baseline)
-    return {"system": served, "queries": len(base), "candidates": rows}
+    position = list(rule["candidates"])
+    order = [*sorted(winners, key=lambda n: (-rows[n]["MAP"], position.index(n))), baseline]
+    return {"system": order[0], "order": order, "queries": len(base), "candidates": rows}
 
 
 def decide(scores: Mapping[str, Mapping[str, pd.Series]], rule: dict[str, Any],
@@ -71,4 +72,5 @@ def decide(scores: Mapping[str, Mapping[str, pd.Series]], rule: dict[str, Any],
     kinds = {kind: {"tuned_on": rule["tuning"][kind], **decide_kind(scores[kind], rule, seed)}
              for kind in KINDS}
     return {"rule": "configs/serving_rule.yaml", "baseline": rule["baseline"],
-            "route": {kind: kinds[kind]["system"] for kind in KINDS}, "kinds": kinds}
+            "route": {kind: kinds[kind]["system"] for kind in KINDS},
+            "order": {kind: kinds[kind].pop("order") for kind in KINDS}, "kinds": kinds}

@@ -116,11 +116,24 @@ def out_of_fold(pairs: Pairs, features: list[str], params: dict[str, Any], round
         random.Random(seed + j).shuffle(training)
         training = training[:max(1, round(len(training) * share))]
         model = fit(pairs, features, params, rounds, pairs.rows(training))
-        for qid in held:
-            frame = pairs.frame.loc[qid]
-            run[qid] = rank_pool(frame, model.predict(frame[features].to_numpy(dtype=float),
-                                                      num_threads=1))
+        run.update(ranked(model, pairs, features, held))
     return run
+
+
+def on_share(pairs: Pairs, features: list[str], params: dict[str, Any], rounds: int,
+             seed: int, share: float):
+    """A model trained on the first ``share`` of ``pairs``' queries (a seeded order)."""
+    qids = list(pairs.qids)
+    random.Random(seed).shuffle(qids)
+    return fit(pairs, features, params, rounds,
+               pairs.rows(qids[:max(1, round(len(qids) * share))]))
+
+
+def ranked(model, pairs: Pairs, features: list[str], qids: list[str] | None = None) -> Run:
+    """Each query of ``pairs`` (or of ``qids``) ranked by ``model``."""
+    return {qid: rank_pool(pairs.frame.loc[qid], model.predict(
+        pairs.frame.loc[qid][features].to_numpy(dtype=float), num_threads=1))
+        for qid in (pairs.qids if qids is None else qids)}
 
 
 def importance(model, features: list[str]) -> dict[str, float]:

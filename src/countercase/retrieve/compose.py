@@ -164,7 +164,8 @@ class Composer:
     def _route(self, spec: SystemSpec, replacing: dict[str, str]) -> System:
         """Each query to the system of its kind (``topics.kind``), as the serving choice
         routes it on this collection."""
-        routes = spec.route(self.supplied, self.choices)
+        routes = routed(spec, self.task, self.base, self.choices, self.supplied,
+                        self.paths.fact_index, self.chunkings is not None, replacing)
         built = {kind: self.system(name, replacing) for kind, name in routes.items()}
 
         def rank(topics):
@@ -186,7 +187,9 @@ class Composer:
     def _feature_source(self) -> FeatureSource:
         """The learned rankers' features, opened once (the index searchers stay open)."""
         if self._features is None:
-            self._features = FeatureSource.chosen(self.paths, self.sheets, self.choices,
+            # a collection without fact sheets: the sheets' groups are unknown (NaN)
+            sheets = self.sheets if "fact_sheets" in self.supplied else None
+            self._features = FeatureSource.chosen(self.paths, sheets, self.choices,
                                                   self.ltr_rule)
         return self._features
 
@@ -225,7 +228,8 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
     if spec.overrides.get("use_rerank") and not Path(base.rerank_model).is_dir():
         return f"no trained reranker in {base.rerank_model} (stage train_reranker)"
     if spec.level == "route":  # the systems it sends this collection's queries to
-        for name in dict.fromkeys(spec.route(supplied, choices).values()):
+        for name in dict.fromkeys(routed(spec, task, base, choices, supplied, fact_index,
+                                         chunkings, replacing).values()):
             inner = _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
                          replacing)
             if inner:
@@ -243,6 +247,18 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
             if inner:  # named as it runs (a rebased system's replaced component)
                 return f"its component {replacing.get(name, name)} cannot run: {inner}"
     return None
+
+
+def routed(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
+           supplied: frozenset[str], fact_index: Path | None = None, chunkings: bool = False,
+           replacing: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A route system's kind -> the system that ranks that kind here: the first of the
+    serving choice's order that this collection can run (its needs supplied, its model and
+    indexes built), else the fallback."""
+    def runnable(name: str) -> bool:
+        return _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
+                    dict(replacing or {})) is None
+    return spec.route(supplied, choices, runnable)
 
 
 def why_not(systems: Iterable[SystemSpec], task: str, base: RetrieveParams,

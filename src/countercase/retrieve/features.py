@@ -251,32 +251,38 @@ class FeatureSource:
         self._frames: dict[tuple, pd.DataFrame] = {}
 
     @classmethod
-    def open(cls, paths: IndexPaths, sheets: Path, k1: float, b: float, pool_depth: int,
+    def open(cls, paths: IndexPaths, sheets: Path | None, k1: float, b: float, pool_depth: int,
              chunk_hits: int) -> "FeatureSource":
         """Over the built indexes of ``paths`` and the judgments' sheets ``sheets``; ``k1``,
-        ``b``: whole-judgment BM25's (the tune stage's choice)."""
+        ``b``: whole-judgment BM25's (the tune stage's choice). Without ``sheets`` (a collection
+        that supplies none) the fact-sheet and holding groups are unknown (NaN), and so are the
+        years where ``paths`` has no metadata."""
         from countercase.index.bm25 import Bm25Searcher
         from countercase.index.dense import DenseIndex, read_meta
         from countercase.index.encoders import load_encoder
         from countercase.index.facts import FactSearcher
 
-        for path, what in ((paths.index_dir / "precedents_chunks", "BM25 index (stage index)"),
-                           (paths.fact_index, "fact index (stage index_facts)"),
-                           (sheets, "fact sheets (stage factsheets)")):
+        needed = [(paths.index_dir / "precedents_chunks", "BM25 index (stage index)")]
+        if sheets is not None:
+            needed += [(paths.fact_index, "fact index (stage index_facts)"),
+                       (sheets, "fact sheets (stage factsheets)")]
+        for path, what in needed:
             if not Path(path).exists():
                 raise MissingIndexError(f"{what} not found: {path}")
         meta = read_meta(paths.dense_dir / "precedents")
         if meta is None:
             raise MissingIndexError(f"no embeddings in {paths.dense_dir / 'precedents'} "
                                     "(stage embed)")
-        facts = FactSearcher(paths.fact_index)
+        facts = FactSearcher(paths.fact_index) if sheets is not None else None
         found = {}
-        with Path(sheets).open(encoding="utf-8") as handle:
-            for line in handle:
-                sheet = validate_sheet(json.loads(line))
-                found[sheet.case_id] = Sheet.of(sheet, facts.tokens(sheet))
+        if sheets is not None:
+            with Path(sheets).open(encoding="utf-8") as handle:
+                for line in handle:
+                    sheet = validate_sheet(json.loads(line))
+                    found[sheet.case_id] = Sheet.of(sheet, facts.tokens(sheet))
         table = pd.read_parquet(paths.chunks, columns=["chunk_id", "doc_id"])
-        years = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
+        years = (pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
+                 if paths.metadata.is_file() else pd.DataFrame({"doc_id": [], "year": []}))
         precision = meta.get("precision", "float32")
         return cls(Bm25Searcher(paths.index_dir / "precedents_chunks"),
                    Bm25Searcher(paths.index_dir / "precedents_docs", k1=k1, b=b),
@@ -287,10 +293,11 @@ class FeatureSource:
                    precision, dict(zip(table["chunk_id"], table["doc_id"])), found, facts,
                    {d: (None if pd.isna(y) else int(y)) for d, y in zip(years["doc_id"],
                                                                          years["year"])},
-                   pool_depth, chunk_hits, read_holdings(paths.holdings))
+                   pool_depth, chunk_hits,
+                   read_holdings(paths.holdings) if sheets is not None else {})
 
     @classmethod
-    def chosen(cls, paths: IndexPaths, sheets: Path, choices: Choices,
+    def chosen(cls, paths: IndexPaths, sheets: Path | None, choices: Choices,
                rule: Path = layout.LTR_RULE) -> "FeatureSource":
         """:meth:`open` at the rule's depths and the tune stage's whole-judgment ``k1``, ``b``."""
         settings = read_settings(rule)
@@ -300,7 +307,8 @@ class FeatureSource:
 
     def close(self) -> None:
         for searcher in (self.chunk_bm25, self.doc_bm25, self.facts):
-            searcher.close()
+            if searcher is not None:
+                searcher.close()
 
     def cosines(self, text: str) -> np.ndarray:
         """The highest cosine of ``text``'s embedding with each judgment's chunks, in
@@ -313,6 +321,8 @@ class FeatureSource:
         return best
 
     def query_sheet(self, qid: str, text: str) -> Sheet | None:
+        if self.facts is None:  # no sheets to set it against
+            return None
         try:
             sheet = extract_rules(text, qid, "query")
         except ValueError:  # a text without facts to read: the group is unknown

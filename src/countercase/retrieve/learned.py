@@ -81,7 +81,7 @@ class LearnedRetriever:
                               f"exclusions only, not {', '.join(asked)}; use --system full")
         limit = Limit(filters.year_to, frozenset(filters.exclude_doc_ids))
         qid = next(iter(limit.exclude)) if len(limit.exclude) == 1 else "query"
-        facts = (None if sheet is None
+        facts = (None if sheet is None or self.features.facts is None
                  else Sheet.of(sheet, self.features.facts.tokens(sheet)))
         frame = self.features.frame(qid, query, limit, self.counts(limit), facts)
         return (rank_pool(frame, self.ranker.scores(frame))[:k or self.params.k]

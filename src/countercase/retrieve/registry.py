@@ -10,6 +10,7 @@ every one that is not opt-in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -103,14 +104,17 @@ class SystemSpec:
         """What it needs that a collection supplying ``supplied`` lacks."""
         return [need for need in self.needs if need not in supplied]
 
-    def route(self, supplied: set[str] | frozenset[str],
-              choices: Choices | None = None) -> dict[str, str]:
+    def route(self, supplied: set[str] | frozenset[str], choices: Choices | None = None,
+              runnable: Callable[[str], bool] | None = None) -> dict[str, str]:
         """A route system's kind -> the system that ranks it on a collection supplying
-        ``supplied``: its chosen one, or its fallback where that one needs what is not
-        supplied."""
-        routes = (choices or Choices()).resolve(self.step["routes"])
-        return {kind: name if not BY_NAME[name].missing(set(supplied))
-                else self.step["fallback"] for kind, name in routes.items()}
+        ``supplied``: the first of the kind's order (the serving choice: the systems its rule
+        admits, best first) that needs nothing the collection lacks and, by ``runnable``, can
+        run here; else the fallback."""
+        orders = (choices or Choices()).resolve(self.step["routes"])
+        return {kind: next((name for name in ([order] if isinstance(order, str) else order)
+                            if not BY_NAME[name].missing(set(supplied))
+                            and (runnable is None or runnable(name))), self.step["fallback"])
+                for kind, order in orders.items()}
 
     def reads_vectors(self, base: RetrieveParams, chunk_depth: int, task: str) -> bool:
         """Whether this system reads a chunk's vector on ``task``: the dense ranking at a
