@@ -14,8 +14,10 @@ int8 scores in place of float32's. This script decides nothing: configs/int8_cho
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
+import shutil
 import time
 from pathlib import Path
 
@@ -73,10 +75,21 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, default=layout.PROCESSED / "reranker" / "onnx")
+    # the int8 files are made beside a copy of the export: the stage's folder stays as it wrote it
+    parser.add_argument("--work", type=Path,
+                        default=Path.home() / ".cache" / "countercase" / "reranker_int8")
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--latency-queries", type=int, default=40)
     parser.add_argument("--out", type=Path, default=layout.timing("int8_reranker"))
     args = parser.parse_args(argv)
+    # one folder per float32 export: an int8 file is never read for other weights
+    weights = hashlib.sha256((args.model / FP32).read_bytes()).hexdigest()[:16]
+    work = args.work / weights
+    work.mkdir(parents=True, exist_ok=True)
+    for file in args.model.iterdir():
+        if file.is_file() and not (work / file.name).is_file():
+            shutil.copy2(file, work / file.name)
+    source, args.model = args.model, work
     params = load_params()
     p, seed = params.reranker, params.seed
     _, dev = tuning_split(read_citations(layout.CITATIONS), params.biencoder.dev_share, seed)
@@ -91,7 +104,9 @@ def main(argv: list[str] | None = None) -> None:
     reference = fp32.score_pairs(method_choice)
     methods = {}
     for method in encoders.CALIBRATION_METHODS:
-        path = encoders.quantise_static(args.model, calibration, method, p.max_length, 16)
+        # four batches of 16 pairs a calibration pass: the histogram methods keep every
+        # activation of a pass, and 512 pairs at once did not fit in 24 GB
+        path = encoders.quantise_static(args.model, calibration, method, p.max_length, 16, 4)
         model = OnnxCrossEncoderReranker(args.model, path.name, max_length=p.max_length,
                                          threads=p.threads)
         methods[method] = {"file": path.name, **parity(reference,
@@ -116,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     tops = [(dataset.queries[q], [text for _, text in validation.candidates[q][:TOP]])
             for q in validation.qids[:args.latency_queries]]
     result = {
-        "cpu": cpu_class(), "model": str(args.model), "max_length": p.max_length,
+        "cpu": cpu_class(), "model": str(source), "max_length": p.max_length,
         "threads": p.threads, "dataset": dataset.id,
         "calibration": {"pairs": args.n, "drawn_from": "the dev third's validation pairs",
                         "seed": seed, "methods": methods, "chosen": chosen},

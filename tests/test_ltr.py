@@ -99,6 +99,28 @@ def test_a_judgment_outside_the_pool_is_scored_by_the_pools_bounds(source, aila_
     assert more.iloc[:len(pool)].equals(pool)  # the pool's rows and bounds unchanged
 
 
+def test_a_pool_of_some_first_stages_and_a_source_without_sheets(indexed_corpus, source,
+                                                                 aila_files):
+    """The pool is the union of the first-stage lists named (configs/dense_rule.yaml sets one
+    without dense beside the full one); a collection without sheets opens with the sheet and
+    holding groups unknown."""
+    from countercase.retrieve.features import FEATURES, FeatureSource
+
+    paths, _, _ = indexed_corpus
+    text = aila_files.casedocs(["C7"])["C7"][800:2300]
+    full = source.frame("C7", text)
+    lexical = FeatureSource.open(paths, None, 1.2, 0.75, 5, 200, ("chunk_bm25", "doc_bm25"))
+    try:
+        pool = lexical.frame("C7", text)
+    finally:
+        lexical.close()
+    assert set(pool.index) <= set(full.index) and len(pool) <= 10  # two lists of at most 5
+    unknown = [n for n, (group, _) in FEATURES.items() if group in ("facts", "holdings")]
+    assert pool[unknown].isna().all().all() and not pool["bm25_doc"].isna().any()
+    with pytest.raises(ValueError, match="pool sources"):
+        FeatureSource.open(paths, None, 1.2, 0.75, 5, 200, ("bm25",))
+
+
 def test_a_candidate_without_a_sheet_has_nan_fact_features(source, aila_files):
     from countercase.retrieve.features import FEATURES
 

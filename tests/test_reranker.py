@@ -190,6 +190,16 @@ def test_onnx_scores_match_pytorch_and_do_not_depend_on_their_batch(untrained_di
     assert abs(alone[0] - reranker.score_pairs(pairs)[0]) <= 1e-4 * max(1.0, fp32["score_std"])
     assert reranker.score("q", []) == []
     assert len(reranker.score(pairs[0][0], [("a", pairs[0][1]), ("b", pairs[1][1])])) == 2
+    # int8 with static scales read from pairs (configs/int8_rule.yaml's cross-encoder lines,
+    # benchmarks/int8_reranker.py): the same ranking up to noise, made once
+    from countercase.index.encoders import quantise_static
+
+    int8_file = quantise_static(tmp_path, pairs[::2], "MinMax", trained_length(untrained_dir), 4)
+    assert quantise_static(tmp_path, pairs[::2], "MinMax",
+                           trained_length(untrained_dir), 4) == int8_file
+    int8 = parity(reranker.score_pairs(pairs),
+                  OnnxCrossEncoderReranker(tmp_path, int8_file.name).score_pairs(pairs))
+    assert int8["spearman"] > 0.8 and int8["max_abs_diff"] > 0  # an approximation, not a copy
 
 
 @pytest.mark.slow  # training a real model

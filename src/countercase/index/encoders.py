@@ -201,12 +201,17 @@ CALIBRATION_METHODS = ("MinMax", "Entropy", "Percentile")
 INT8_SCHEME = "qdq-u8s8-per-channel-matmul-gemm-gelu-out-float32"
 
 
-def quantise_static(onnx_dir: Path, texts: Sequence[str], method: str = "MinMax",
-                    max_seq_length: int = 128, batch_size: int = 32) -> Path:
+def quantise_static(onnx_dir: Path, texts: Sequence[str] | Sequence[tuple[str, str]],
+                    method: str = "MinMax", max_seq_length: int = 128,
+                    batch_size: int = 32, stride: int = 0) -> Path:
     """The float32 export in ``onnx_dir`` quantised to int8 with static scales read from
     ``texts`` (configs/int8_rule.yaml): int8 weights, symmetric per output channel; uint8
-    activations with fixed scales; MatMul and Gemm only. Made once: the file is named after the
-    method and the hash of the texts and their reading window, and returned when present."""
+    activations with fixed scales; MatMul and Gemm only. ``texts`` may be pairs (a
+    cross-encoder's query and passage, cut longest first as it reads them). ``stride``: batches
+    a calibration pass holds (0: all), which bounds the memory of the histogram methods, whose
+    calibrator keeps every activation of a pass (a cross-encoder's 512 pairs of 256 word pieces
+    did not fit in 24 GB). Made once: the file is named after the method and the hash of the
+    texts, their reading window and the stride, and returned when present."""
     import hashlib
 
     if method not in CALIBRATION_METHODS:
@@ -214,8 +219,10 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str], method: str = "MinMax"
     if not texts:
         raise ValueError("static quantisation needs calibration texts")
     onnx_dir = Path(onnx_dir)
-    digest = hashlib.sha256("\x00".join([INT8_SCHEME, method, str(max_seq_length), *texts])
-                            .encode())
+    flat = [t if isinstance(t, str) else "\x01".join(t) for t in texts]
+    strided = [f"stride {stride}"] if stride else []  # the files made before it was, unchanged
+    digest = hashlib.sha256("\x00".join([INT8_SCHEME, method, str(max_seq_length), *strided,
+                                         *flat]).encode())
     target = onnx_dir / f"model.int8-{method.lower()}-{digest.hexdigest()[:16]}.onnx"
     if target.is_file():
         return target
@@ -224,20 +231,36 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str], method: str = "MinMax"
     from onnxruntime.quantization.shape_inference import quant_pre_process
     from transformers import AutoTokenizer
 
-    settings = json.loads((onnx_dir / "settings.json").read_text())
+    import onnx
+
     tokenizer = AutoTokenizer.from_pretrained(str(onnx_dir), local_files_only=True)
-    names = settings["inputs"]
+    names = [i.name for i in onnx.load(str(onnx_dir / ONNX_FILES["onnx-float32"]),
+                                       load_external_data=False).graph.input]
+
+    starts = list(range(0, len(texts), batch_size))
+    if stride and len(starts) % stride:
+        raise ValueError(f"stride {stride} does not divide the {len(starts)} calibration batches")
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self.batches = iter(range(0, len(texts), batch_size))
+            self.batches = iter(starts)
+
+        def __len__(self) -> int:
+            return len(starts)
+
+        def set_range(self, start_index: int, end_index: int) -> None:
+            self.batches = iter(starts[start_index:end_index])
 
         def get_next(self):
             begin = next(self.batches, None)
             if begin is None:
                 return None
-            tokens = tokenizer(list(texts[begin:begin + batch_size]), padding=True,
-                               truncation=True, max_length=max_seq_length, return_tensors="np")
+            batch = list(texts[begin:begin + batch_size])
+            pairs = not isinstance(batch[0], str)
+            tokens = tokenizer(*([list(side) for side in zip(*batch)] if pairs else [batch]),
+                               padding=True,
+                               truncation="longest_first" if pairs else True,
+                               max_length=max_seq_length, return_tensors="np")
             return {n: tokens[n].astype(np.int64) for n in names}
 
     work = Path(tempfile.mkdtemp(prefix=".int8-", dir=onnx_dir))
@@ -254,7 +277,8 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str], method: str = "MinMax"
                         per_channel=True, activation_type=QuantType.QUInt8,
                         weight_type=QuantType.QInt8,
                         calibrate_method=getattr(CalibrationMethod, method),
-                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False})
+                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
+                                       **({"CalibStridedMinMax": stride} if stride else {})})
         (work / target.name).rename(target)
     finally:
         root.setLevel(level)

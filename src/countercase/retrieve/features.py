@@ -77,6 +77,9 @@ FEATURES: dict[str, tuple[str, str]] = {
     "held_boundaries": ("holdings", "the share of the query's threshold sides its reasons hold"),
 }
 GROUPS = ("text", "citation", "facts", "holdings")
+# the first-stage lists a pool is the union of (configs/ltr_rule.yaml candidates.pool); a pool
+# without dense is configs/dense_rule.yaml's comparison
+POOL_SOURCES = ("chunk_bm25", "doc_bm25", "dense")
 # scaled to [0, 1] over the query's pool: (x - min) / (max - min); 0 where the pool's values are
 # equal, NaN kept
 SCALED = ("bm25_chunk_max", "bm25_chunk_sum2", "bm25_doc", "dense_max", "fact_bm25")
@@ -225,13 +228,23 @@ def holding_features(query: Sheet | None, doc: Holding | None,
     return out
 
 
+def pool_sources(sources: tuple[str, ...]) -> tuple[str, ...]:
+    """``sources`` checked against :data:`POOL_SOURCES` (a :class:`ValueError` naming them)."""
+    unknown = sorted(set(sources) - set(POOL_SOURCES))
+    if unknown or not sources:
+        raise ValueError(f"pool sources {unknown or '(none)'}: use some of "
+                         f"{', '.join(POOL_SOURCES)}")
+    return tuple(sources)
+
+
 class FeatureSource:
     """The indexes and sheets the features read, opened once (:meth:`open`)."""
 
     def __init__(self, chunk_bm25, doc_bm25, dense, encoder, precision: str,
                  chunk_doc: Mapping[str, str], sheets: dict[str, Sheet], facts, years: dict,
                  pool_depth: int, chunk_hits: int,
-                 holdings: Mapping[str, Holding] | None = None) -> None:
+                 holdings: Mapping[str, Holding] | None = None,
+                 sources: tuple[str, ...] = POOL_SOURCES) -> None:
         self.chunk_bm25, self.doc_bm25, self.facts = chunk_bm25, doc_bm25, facts
         self.holdings = dict(holdings or {})
         decided = Counter(v for h in self.holdings.values() for v in h.decided)
@@ -239,6 +252,7 @@ class FeatureSource:
         self.dense, self.encoder, self.precision = dense, encoder, precision
         self.sheets, self.years = sheets, years
         self.pool_depth, self.chunk_hits = pool_depth, chunk_hits
+        self.sources = pool_sources(sources)
         self.doc_of = dict(chunk_doc)  # chunk -> its judgment
         self.doc_ids = sorted(set(self.doc_of.values()))
         position = {d: i for i, d in enumerate(self.doc_ids)}
@@ -252,7 +266,7 @@ class FeatureSource:
 
     @classmethod
     def open(cls, paths: IndexPaths, sheets: Path | None, k1: float, b: float, pool_depth: int,
-             chunk_hits: int) -> "FeatureSource":
+             chunk_hits: int, sources: tuple[str, ...] = POOL_SOURCES) -> "FeatureSource":
         """Over the built indexes of ``paths`` and the judgments' sheets ``sheets``; ``k1``,
         ``b``: whole-judgment BM25's (the tune stage's choice). Without ``sheets`` (a collection
         that supplies none) the fact-sheet and holding groups are unknown (NaN), and so are the
@@ -262,6 +276,7 @@ class FeatureSource:
         from countercase.index.encoders import load_encoder
         from countercase.index.facts import FactSearcher
 
+        pool_sources(sources)  # before anything is opened
         needed = [(paths.index_dir / "precedents_chunks", "BM25 index (stage index)")]
         if sheets is not None:
             needed += [(paths.fact_index, "fact index (stage index_facts)"),
@@ -294,16 +309,17 @@ class FeatureSource:
                    {d: (None if pd.isna(y) else int(y)) for d, y in zip(years["doc_id"],
                                                                          years["year"])},
                    pool_depth, chunk_hits,
-                   read_holdings(paths.holdings) if sheets is not None else {})
+                   read_holdings(paths.holdings) if sheets is not None else {}, sources)
 
     @classmethod
     def chosen(cls, paths: IndexPaths, sheets: Path | None, choices: Choices,
-               rule: Path = layout.LTR_RULE) -> "FeatureSource":
+               rule: Path = layout.LTR_RULE,
+               sources: tuple[str, ...] = POOL_SOURCES) -> "FeatureSource":
         """:meth:`open` at the rule's depths and the tune stage's whole-judgment ``k1``, ``b``."""
         settings = read_settings(rule)
         return cls.open(paths, sheets, choices.get({"choice": "tuning.precedents.docs.k1"}),
                         choices.get({"choice": "tuning.precedents.docs.b"}),
-                        settings["pool_depth"], settings["chunk_hits"])
+                        settings["pool_depth"], settings["chunk_hits"], sources)
 
     def close(self) -> None:
         for searcher in (self.chunk_bm25, self.doc_bm25, self.facts):
@@ -361,9 +377,10 @@ class FeatureSource:
         allowed = [i for i, d in enumerate(self.doc_ids)
                    if limit.admits(d, self.years.get(d))]
         dense_order = sorted(allowed, key=lambda i: (-best[i], i))[:self.pool_depth]
-        pool = list(dict.fromkeys([*list(chunk_scores)[:self.pool_depth],
-                                   *(d for d, _ in doc_hits[:self.pool_depth]),
-                                   *(self.doc_ids[i] for i in dense_order)]))
+        lists = {"chunk_bm25": list(chunk_scores)[:self.pool_depth],
+                 "doc_bm25": [d for d, _ in doc_hits[:self.pool_depth]],
+                 "dense": [self.doc_ids[i] for i in dense_order]}
+        pool = list(dict.fromkeys(d for name in self.sources for d in lists[name]))
         sheet = sheet if sheet is not None else self.query_sheet(qid, text)
         fact_scores = (dict(self.facts.bm25.search(" ".join(sheet.terms), len(self.doc_ids),
                                                    filters)) if sheet and sheet.terms else {})
