@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,10 +15,35 @@ from countercase.report.readme import Outputs, render, stale
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_readme_blocks_are_what_the_committed_outputs_say():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert {m["name"] for m in readme.BLOCK.finditer(text)} == set(readme.BLOCKS)
-    assert stale(text, Outputs(ROOT)) == [], "run `python -m countercase.report.readme`"
+def test_the_blocks_are_what_the_committed_outputs_say():
+    for name in readme.FILES:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert stale(text, Outputs(ROOT)) == [], f"{name}: run `python -m countercase.report.readme`"
+
+
+def test_every_block_lives_in_one_file():
+    found = [block for name in readme.FILES
+             for block in readme.blocks((ROOT / name).read_text(encoding="utf-8"))]
+    assert sorted(found) == sorted(readme.BLOCKS)  # each once: the README or docs/reproducing.md
+    assert set(readme.blocks((ROOT / "README.md").read_text(encoding="utf-8"))) == {"headline"}
+
+
+def test_the_readme_is_short_and_its_first_screen_answers():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").split("\n")
+    assert len(lines) <= 200 + 1  # the last line ends with a newline
+    first = "\n".join(lines[:40])
+    assert "make repro" in first and "make test" in first
+    block = readme.BLOCK.search(first)  # the headline block, opened and closed on the first screen
+    assert block and block["name"] == "headline"
+    assert any(line.startswith("| ") for line in block["body"].split("\n")), block["body"]
+
+
+def test_the_links_of_the_readme_and_the_docs_name_files_that_exist():
+    for name in ("README.md", "docs/reproducing.md", "docs/usage.md", "docs/decisions.md"):
+        path = ROOT / name
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")):
+                assert (path.parent / target).exists(), f"{name}: {target}"
 
 
 def _copy(tmp_path: Path, *relative: str) -> Path:
@@ -49,6 +75,33 @@ def test_a_changed_output_makes_its_block_stale_and_the_command_rewrites_it(tmp_
     (root / "metrics/ingest.json").write_text(json.dumps(ingest))
     assert stale(written, Outputs(root)) == ["results"]
     assert "3 failures" in render(written, Outputs(root))
+
+
+def test_the_blocks_of_docs_reproducing_are_written_and_checked_as_the_readmes(tmp_path, capsys):
+    root = _copy(tmp_path, "metrics/timing/summary.json")
+    (root / "README.md").write_text("intro\n", encoding="utf-8")
+    (root / "docs").mkdir()
+    (root / "docs/reproducing.md").write_text("<!-- measured:stage_times -->\nold\n"
+                                              "<!-- /measured:stage_times -->\n", encoding="utf-8")
+    assert readme.main(["--root", str(root), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "reproducing.md" in err and "stage_times" in err and err.count("\n") == 1
+    assert readme.main(["--root", str(root)]) == 0
+    assert (root / "README.md").read_text(encoding="utf-8") == "intro\n"
+    assert "| stage |" in (root / "docs/reproducing.md").read_text(encoding="utf-8")
+    assert readme.main(["--root", str(root), "--check"]) == 0
+
+
+def test_the_headline_sets_the_served_system_against_bm25_and_the_track(tmp_path):
+    root = _copy(tmp_path, "paper/aila2019_track.yaml", "params.yaml")
+    (root / "metrics").mkdir()
+    scores = {"MAP": 0.2, "system": "bm25", "kind": "description"}
+    (root / "metrics/retrieval.json").write_text(json.dumps(
+        {"aila2019-task1": {"served": scores, "bm25": {"MAP": 0.1}}}))
+    body = render("<!-- measured:headline -->\n<!-- /measured:headline -->\n", Outputs(root))
+    row = next(line for line in body.split("\n") if "AILA 2019 Task 1" in line)
+    assert "`bm25` | 0.2000 | 0.1000 | 0.1492" in row  # no per-query table: no interval
+    assert "*no interval for" in body and "*counterfactual test not run yet" in body
 
 
 def test_an_unknown_block_or_a_damaged_output_is_one_line(tmp_path, capsys):

@@ -1,11 +1,13 @@
 """The README's measured numbers, written from the pipeline's outputs.
 
-The README states results only inside blocks between ``<!-- measured:NAME -->`` and
-``<!-- /measured:NAME -->``; each block is made here from the files a ``dvc repro`` writes
-(``metrics/``, ``configs/``, ``paper/aila2019_track.yaml``), so no number in it is typed by hand
-and none can drift from the run it reports. ``python -m countercase.report.readme`` rewrites the blocks;
-``--check`` rewrites nothing and exits 1 naming each block that differs from what the files say
-(a test runs it on the committed files).
+The README and ``docs/reproducing.md`` (:data:`FILES`) state results only inside blocks between
+``<!-- measured:NAME -->`` and ``<!-- /measured:NAME -->``; each block is made here from the files
+a ``dvc repro`` writes (``metrics/``, ``configs/``, ``paper/aila2019_track.yaml``, the per-query
+tables the paper keeps in ``paper/inputs/``), so no number in them is typed by hand and none can
+drift from the run it reports. A block may live in any of the files; each of :data:`BLOCKS` lives
+in one of them (a test says so). ``python -m countercase.report.readme`` rewrites the blocks of
+every file; ``--check`` rewrites nothing and exits 1 naming each block that differs from what the
+outputs say (a test runs it on the committed files).
 """
 
 from __future__ import annotations
@@ -662,13 +664,112 @@ def rebuild(o: Outputs) -> str:
         return f"*{what}*\n"
 
 
-BLOCKS: dict[str, Callable[[Outputs], str]] = {"results": results, "stage_times": stage_times,
-                                               "rebuild": rebuild, "scaleout": scaleout,
-                                               "cpu_classes": cpu_classes}
+# the README's first table: each question a collection asks, in the order a reader meets them
+HEADLINE: tuple[tuple[str, str], ...] = (
+    ("aila2019-task1", "precedents for a case description: AILA 2019 Task 1"),
+    ("citations", "precedents for a judgment's own text: citation collection, held-out half"),
+    ("aila2019-task2", "statutes for a case description: AILA 2019 Task 2"))
+
+
+def _map_ci(o: Outputs, collection: str, condition: str, score: float) -> list[float] | None:
+    """The 95 % bootstrap interval of ``condition``'s MAP on ``collection``, from the per-query
+    table the paper keeps (``paper/inputs/``), drawn as the paper's headline tables draw it
+    (:mod:`countercase.report.headline`: the queries in order, ``params.yaml`` ``seed``); None
+    where the table is missing or comes from another run than ``score`` (its mean differs)."""
+    from countercase import layout as L
+
+    table = next((o.root / kept for made, kept in L.PAPER_INPUTS.items()
+                  if made.parent.name == collection and made.suffix == ".csv"), None)
+    seed = (o.yaml("params.yaml") or {}).get("seed")
+    if table is None or not table.is_file() or seed is None:
+        return None
+    import pandas as pd
+
+    from countercase.confirm.analysis import bootstrap
+    from countercase.report.headline import RESAMPLES
+
+    frame = pd.read_csv(table)
+    frame = frame[frame["condition"] == condition].set_index("qid").sort_index()
+    maps = frame["MAP"].to_numpy(dtype=float) if "MAP" in frame else []
+    if not len(maps) or abs(float(maps.mean()) - score) > 6e-5:
+        return None
+    return bootstrap(maps, RESAMPLES, seed, (0.95,))["ci95"]
+
+
+def _with_ci(value: float, ci: list[float] | None) -> str:
+    return f"{_f(value)} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _f(value)
+
+
+def headline(o: Outputs) -> str:
+    """The README's first table: per collection the served system's MAP against chunk BM25
+    and the AILA 2019 track's best run, and the counterfactual answer in one row (the
+    preregistered v3 test of ``metrics/counterfactual.json``)."""
+    from countercase.retrieve.served import FALLBACK
+
+    retrieval, evaluation = o.metric("retrieval.json"), o.metric("evaluation.json") or {}
+    track = o.yaml("paper/aila2019_track.yaml") or {}
+    v3 = (o.metric("counterfactual.json") or {}).get("validity_v3")
+    rows, notes, no_interval = [], [], []
+    for collection, question in HEADLINE if retrieval else ():
+        scores = retrieval.get(collection, {})
+        served = scores.get("served")
+        condition = "served" if served else FALLBACK  # statutes: the route ranks judgments only
+        if condition not in scores or "bm25" not in scores:
+            notes.append(f"*{collection}: the served system or chunk BM25 not scored in "
+                         "`metrics/retrieval.json`*")
+            continue
+        name = served["system"] if served else FALLBACK
+        cis = {c: _map_ci(o, collection, c, scores[c]["MAP"]) for c in (condition, "bm25")}
+        no_interval += [f"`{c}` on {collection}" for c, ci in cis.items() if ci is None]
+        n = evaluation.get(collection, {}).get("n_test_queries")
+        best = track.get(collection.removeprefix("aila2019-")) if collection.startswith(
+            "aila2019-") else None
+        rows.append(f"| {question}{f' ({n} queries)' if n else ''} | `{name}` | "
+                    f"{_with_ci(scores[condition]['MAP'], cis[condition])} | "
+                    f"{_with_ci(scores['bm25']['MAP'], cis['bm25'])} | "
+                    + (f"{best['MAP']} (`{best['run']}`)" if best else "-") + " |")
+    if not retrieval:
+        notes.append("*retrieval not scored yet: `metrics/retrieval.json` is missing (stage "
+                     "`evaluate`)*")
+    if v3 and "trees" in v3.get("by_ranker", {}):
+        trees, bm25 = v3["by_ranker"]["trees"], v3["by_ranker"].get("bm25")
+        def excess(r: dict) -> str:
+            return f"excess {r['excess_mean']:+.4f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
+        settings = v3.get("settings", {})
+        target = (f" (p < {settings['alpha']}, placebo ratio >= {settings['placebo_ratio']:g})"
+                  if {"alpha", "placebo_ratio"} <= set(settings) else "")
+        rows.append(
+            "| counterfactual: does editing one fact move the precedents courts cite for the new "
+            f"fact? (preregistered, {v3['n_cases']} held-out cases; excess log-rank over a matched "
+            f"placebo) | the trees' `{v3['trees_search']}` | {excess(trees)}, Wilcoxon p "
+            f"{p_value(trees['p']) if trees['p'] > 0 else '< 1e-6'}, placebo ratio "  # 6 decimals
+            f"{trees['placebo_ratio']:.2f}; the target{target} "
+            f"{'met' if v3.get('target_met') else 'not met'} | "
+            + (excess(bm25) if bm25 and bm25.get("excess_mean") is not None else "-") + " | - |")
+    else:
+        notes.append("*counterfactual test not run yet: `metrics/counterfactual.json` has no "
+                     "`validity_v3` (stage `validity_v3`, `make repro-extended`)*")
+    if not rows:  # the notes, in one line
+        return "*" + "; ".join(note.strip("*") for note in notes) + "*\n"
+    if no_interval:
+        notes.append("*no interval for " + ", ".join(no_interval) + ": its per-query table in "
+                     "`paper/inputs/` is missing or from another run (stage `paper`)*")
+    return ("| question (test queries) | served system | MAP [95% CI] | chunk BM25 | "
+            "AILA 2019 track's best run |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+            + "".join(f"\n{note}\n" for note in notes))
+
+
+BLOCKS: dict[str, Callable[[Outputs], str]] = {"headline": headline, "results": results,
+                                               "stage_times": stage_times, "rebuild": rebuild,
+                                               "scaleout": scaleout, "cpu_classes": cpu_classes}
+# the files the blocks live in, from the repository's root; the README first, the others read
+# where they exist
+FILES: tuple[str, ...] = ("README.md", "docs/reproducing.md")
 
 
 def render(text: str, o: Outputs) -> str:
-    """``text`` (a README) with every measured block made anew from ``o``."""
+    """``text`` (the README or another of :data:`FILES`) with every measured block made anew
+    from ``o``."""
     def fill(match: re.Match) -> str:
         name = match["name"]
         if name not in BLOCKS:
@@ -677,10 +778,21 @@ def render(text: str, o: Outputs) -> str:
     return BLOCK.sub(fill, text)
 
 
+def blocks(text: str) -> list[str]:
+    """The names of the measured blocks of ``text``, in order."""
+    return [m["name"] for m in BLOCK.finditer(text)]
+
+
 def stale(text: str, o: Outputs) -> list[str]:
     """The names of the blocks of ``text`` that differ from what ``o`` says."""
     fresh = {m["name"]: m["body"] for m in BLOCK.finditer(render(text, o))}
     return [m["name"] for m in BLOCK.finditer(text) if fresh[m["name"]] != m["body"]]
+
+
+def files(root: Path) -> list[Path]:
+    """The files of :data:`FILES` under ``root`` that hold blocks: the README always (a missing
+    one is an error), the others where they exist."""
+    return [root / name for i, name in enumerate(FILES) if i == 0 or (root / name).is_file()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -689,22 +801,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="Rewrite nothing; exit 1 if a block differs from the outputs.")
     args = parser.parse_args(argv)
-    readme = args.root / "README.md"
-    try:
-        text = readme.read_text(encoding="utf-8")
-        outputs = Outputs(args.root)
-        if args.check:
-            names = stale(text, outputs)
-            if names:
-                print(f"{readme}: block(s) {', '.join(names)} differ from the outputs: run "
-                      "`python -m countercase.report.readme`", file=sys.stderr)
-                return 1
-            return 0
-        readme.write_text(render(text, outputs), encoding="utf-8")
-    except (OSError, ValueError, KeyError, yaml.YAMLError) as error:
-        print(f"error: {readme}: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    return 0
+    outputs, status = Outputs(args.root), 0
+    for path in files(args.root):
+        try:
+            text = path.read_text(encoding="utf-8")
+            if args.check:
+                names = stale(text, outputs)
+                if names:
+                    print(f"{path}: block(s) {', '.join(names)} differ from the outputs: run "
+                          "`python -m countercase.report.readme`", file=sys.stderr)
+                    status = 1
+                continue
+            path.write_text(render(text, outputs), encoding="utf-8")
+        except (OSError, ValueError, KeyError, yaml.YAMLError) as error:
+            print(f"error: {path}: {type(error).__name__}: {error}", file=sys.stderr)
+            return 1
+    return status
 
 
 if __name__ == "__main__":
