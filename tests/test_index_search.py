@@ -297,3 +297,48 @@ def test_the_pooling_grid_searches_the_chunks_once(built, monkeypatch):
     assert len(calls) == 2 * len(topics) * len(POOLS) - (len(POOLS) - 1) * len(topics)
     passage_system(searches, chunks, 200, 20, "max", k1=1.2)(topics)
     assert len(calls) == 2 * len(topics) * len(POOLS) - (len(POOLS) - 2) * len(topics)
+
+
+def test_a_warm_service_answers_each_query_and_names_a_bad_one(built):
+    """Issue 58: `countercase serve` keeps a system open and answers over HTTP as `search
+    --json` does; a bad request is a 400 naming what was wrong, and the service goes on."""
+    import threading
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    from countercase.cli.retrieval import OpenedSystem
+    from countercase.config import load_params
+    from countercase.datasets.limits import KINDS
+    from countercase.explore.serve import server
+    from countercase.retrieve.registry import system
+
+    paths, _, _ = built
+    opened = OpenedSystem(system("bm25_docs"), "precedents", paths, load_params(),
+                          Path("no-citations"), Path("no-choice.yaml"))
+    httpd = server(lambda q, kind, k: opened.rows(q, k, kind), "bm25_docs", KINDS, 10,
+                   port=0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d" % httpd.server_address[1]
+
+    def get(path: str) -> tuple[int, object]:
+        try:
+            with urllib.request.urlopen(base + path, timeout=60) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    try:
+        assert get("/health") == (200, {"system": "bm25_docs", "kinds": list(KINDS)})
+        status, rows = get("/search?q=murder+conviction+dying+declaration&k=3")
+        assert status == 200 and [r["rank"] for r in rows] == [1, 2, 3]
+        assert {r["judgment"] for r in rows} <= set(JUDGMENTS) | {PDF}
+        assert get("/search?q=murder&k=3") != get("/search?q=theft+of+a+bicycle&k=3")
+        for path, words in (("/search?q=", "empty query"), ("/search?q=x&kind=brief", "kind"),
+                            ("/search?q=x&k=0", "k '0'"), ("/elsewhere", "no such path")):
+            status, body = get(path)
+            assert status in (400, 404) and words in body["error"], (path, body)
+        assert get("/search?q=murder&k=1")[0] == 200  # still serving
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -227,8 +227,8 @@ def search(
             raise UserError(f"system {spec.name} takes no filter but --year-to (it is no "
                             "pipeline over the built indexes); the pipeline systems take "
                             "--year-from, --section, ...")
-        rows = _system_rows(spec, task, query, k or params.retrieve.k, paths, params,
-                            citations, choice, year_to, kind)
+        rows = OpenedSystem(spec, task, paths, params, citations, choice).rows(
+            query, k or params.retrieve.k, kind, year_to)
         _print_hits(_readable(query, rows, paths, sheets, profiles) if task == "precedents"
                     else rows, as_json)
         return
@@ -241,38 +241,95 @@ def search(
                 else rows, as_json)
 
 
-def _system_rows(spec, task: str, query: str, k: int, paths, params, citations: Path,
-                 choice: Path, year_to: int | None = None,
-                 kind: str = "description") -> list[dict]:
-    """The top ``k`` judgments of a system that is no pipeline over the built indexes (whole
-    judgments, the fact channel, a lever, another encoder or chunking), ranked
-    as the evaluate stage ranks them (its depth, cut to ``k``); a system that cannot run here
-    is refused with its reason."""
-    import pandas as pd
+class OpenedSystem:
+    """A system that is no pipeline over the built indexes (whole judgments, the fact channel,
+    a learned ranker, the served route, another encoder or chunking), opened once and ranking
+    any query as the evaluate stage ranks it (its depth, cut to ``k``); one that cannot run
+    here is refused with its reason."""
 
-    from countercase.datasets.limits import Limit, Topics
-    from countercase.evaluate.run import composer
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.compose import why_not
+    def __init__(self, spec, task: str, paths, params, citations: Path, choice: Path) -> None:
+        import pandas as pd
 
-    choices = Choices({"tuning": choice})
-    supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
-    supplied |= {"citations", "dates"} if citations.is_dir() else set()
-    why = why_not([spec], task, params.retrieve, choices, frozenset(supplied), paths.fact_index)
-    if why:
-        raise UserError(f"system {spec.name} cannot run here: {why[spec.name]}")
-    rank = composer(task, paths, params.retrieve, params.evaluate, choices,
-                    citations=citations if citations.is_dir() else None,
-                    supplied=frozenset(supplied)).system(spec.name)
-    topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None,
-                    kind)
-    run = rank(topics)["query"][:k]
-    years = {}
-    if paths.metadata.is_file():
-        table = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
-        years = dict(zip(table["doc_id"], table["year"]))
-    return [{"rank": i, "judgment": doc, "year": years.get(doc), "score": round(score, 4)}
-            for i, (doc, score) in enumerate(run, start=1)]
+        from countercase.evaluate.run import composer
+        from countercase.retrieve.choices import Choices
+        from countercase.retrieve.compose import why_not
+
+        choices = Choices({"tuning": choice})
+        supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
+        supplied |= {"citations", "dates"} if citations.is_dir() else set()
+        why = why_not([spec], task, params.retrieve, choices, frozenset(supplied),
+                      paths.fact_index)
+        if why:
+            raise UserError(f"system {spec.name} cannot run here: {why[spec.name]}")
+        self.rank = composer(task, paths, params.retrieve, params.evaluate, choices,
+                             citations=citations if citations.is_dir() else None,
+                             supplied=frozenset(supplied)).system(spec.name)
+        self.years = {}
+        if paths.metadata.is_file():
+            table = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
+            self.years = dict(zip(table["doc_id"], table["year"]))
+
+    def rows(self, query: str, k: int, kind: str = "description",
+             year_to: int | None = None) -> list[dict]:
+        """The top ``k`` judgments for ``query`` (a ``kind`` of query, decided no later than
+        ``year_to``)."""
+        from countercase.datasets.limits import Limit, Topics
+
+        topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None,
+                        kind)
+        run = self.rank(topics)["query"][:k]
+        return [{"rank": i, "judgment": doc, "year": self.years.get(doc),
+                 "score": round(score, 4)} for i, (doc, score) in enumerate(run, start=1)]
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="The address to listen on."),
+    port: int = typer.Option(8765, help="The port (0: any free one)."),
+    system: Optional[str] = typer.Option(
+        None, help="A system of configs/systems.yaml (default: params.yaml retrieve.system)."),
+    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets (the "
+                                "one-line explanation)."),
+    profiles: Path = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles."),
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
+    citations: Path = CITATIONS_OPTION,
+    choice: Path = CHOICE_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Keep the served system open and answer searches over HTTP at its latency:
+    GET /search?q=TEXT[&kind=judgment][&k=10] gives the hits as `search --json` prints them."""
+    from countercase.datasets.limits import KINDS
+    from countercase.explore.serve import server
+    from countercase.retrieve.load import IndexPaths
+    from countercase.retrieve.registry import system as registered
+    from countercase.retrieve.served import served_system
+
+    params = load_params(params_path)
+    spec = registered(system or served_system(params, "precedents"))
+    if spec.pipeline or spec.chunking is not None:
+        raise UserError(f"system {spec.name}: serve answers with a system ranked as evaluate "
+                        "ranks it (the served route, a learned ranker, BM25 over judgments)")
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
+    opened = OpenedSystem(spec, "precedents", paths, params, citations, choice)
+
+    def search(query: str, kind: str, k: int) -> list[dict]:
+        return _readable(query, opened.rows(query, k, kind), paths, sheets, profiles)
+
+    for kind in KINDS:  # every route's indexes and models loaded before the first user
+        search("warm-up", kind, 1)
+    httpd = server(search, spec.name, KINDS, params.retrieve.k, host, port)
+    log.info("serving %s at http://%s:%d/search?q=... (Ctrl-C stops)", spec.name,
+             *httpd.server_address[:2])
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
 
 
 def _folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
