@@ -127,3 +127,23 @@ def test_a_stage_found_unchanged_readies_the_next_without_waiting(tmp_path):
     span = {n: (float((root / "log" / f"{n}.start").read_text()),
                 float((root / "log" / f"{n}.end").read_text())) for n in "bc"}
     assert span["b"][0] < span["c"][1] and span["c"][0] < span["b"][1]  # b and c overlap
+
+
+def test_a_stage_that_times_what_it_runs_runs_alone(tmp_path):
+    """A stage of ALONE (latency) never overlaps another, though the graph would allow it."""
+    from countercase.dag.parallel import ALONE
+
+    if not Path(DVC).is_file():
+        pytest.skip("dvc is not installed beside this interpreter")
+    root = _project(tmp_path / "alone")
+    timed = sorted(ALONE)[0]
+    stages = {"a": _stage("a", ["seed.txt"]), timed: _stage(timed, ["seed.txt"]),
+              "c": _stage("c", ["seed.txt"])}
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    done = _parallel(root)
+    assert done.returncode == 0, done.stderr
+    span = {n: (float((root / "log" / f"{n}.start").read_text()),
+                float((root / "log" / f"{n}.end").read_text())) for n in stages}
+    for other in ("a", "c"):
+        assert span[timed][1] <= span[other][0] or span[other][1] <= span[timed][0], other
+    assert span["a"][0] < span["c"][1] and span["c"][0] < span["a"][1]  # the others overlap

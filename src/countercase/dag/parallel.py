@@ -12,7 +12,8 @@ runner does what ``dvc repro`` does, stage by stage, with up to ``--jobs`` comma
 4. ``dvc commit`` records it in ``dvc.lock`` and the cache.
 
 Every DVC call (2 and 4) takes the lock in turn, one at a time; only the commands overlap.
-Ready stages start in ``dvc.yaml``'s order. A stage's thread counts come from ``params.yaml``,
+Ready stages start in ``dvc.yaml``'s order; a stage of :data:`ALONE` times what it runs, so it
+starts only when nothing else runs, and nothing starts beside it. A stage's thread counts come from ``params.yaml``,
 never from the load, so what each stage writes is what a sequential ``dvc repro`` writes
 (``tests/test_parallel_repro.py`` holds that on a small project). A failing stage stops the run
 once the stages already started have finished; its message names it.
@@ -35,6 +36,9 @@ from pathlib import Path
 from countercase.errors import CountercaseError
 
 log = logging.getLogger(__name__)
+# stages that time what they run: nothing runs beside them (latency ran beside perturb once and
+# measured the served path at twice its p50)
+ALONE = frozenset({"latency", "explore_bench"})
 
 
 def _dvc() -> list[str]:
@@ -138,8 +142,10 @@ class Runner:
         while progress and len(running) < self.jobs:
             progress = False
             for stage in [s for s in pending if self.plan.upstream[s] <= finished]:
-                if len(running) >= self.jobs:
+                if len(running) >= self.jobs or ALONE & set(running.values()):
                     break
+                if stage in ALONE and running and self.changed(stage):
+                    continue  # it starts once the stages running now have finished
                 pending.remove(stage)
                 progress = True
                 if not self.changed(stage):

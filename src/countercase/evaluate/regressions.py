@@ -116,8 +116,10 @@ def configuration(condition: SystemSpec, params: Params,
         model = layout.LTR / f"{step['model']}.txt"
         config["model_sha256"] = sha256_files(model) if model.is_file() else None
     named = [*step.get("fuse", {}), *step.get("replacing", {}).values()]
-    if isinstance(step.get("routes"), dict):  # the systems a route sends each kind of query to
-        named += [*step["routes"].values(), step["fallback"]]
+    if isinstance(step.get("routes"), dict):  # the systems a route may send a kind of query to
+        for order in step["routes"].values():
+            named += [order] if isinstance(order, str) else list(order)
+        named.append(step["fallback"])
     if isinstance(step.get("of"), str):
         named.insert(0, step["of"])
     if named:
