@@ -92,7 +92,8 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
     (tmp_path / layout.TREES_CHOICE).write_text("fact_weight: 2.0\n")
     (tmp_path / layout.LTR_CHOICE).write_text("serve: true\n")
     (tmp_path / layout.SERVING_CHOICE).write_text(
-        "route: {description: bm25, judgment: ltr_unmasked}\n")
+        "route: {description: bm25, judgment: ltr_unmasked}\n"
+        "order: {description: [bm25], judgment: [ltr_unmasked, bm25]}\n")
     params = load_params(path)
     r = params.retrieve
     assert r.fusion_weights["precedents"] == {"bm25": 1.0, "dense": 0.25}

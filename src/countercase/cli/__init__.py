@@ -1,4 +1,6 @@
-"""The ``countercase`` command: one subcommand per pipeline stage (the DVC stage of the same name).
+"""The ``countercase`` command: what a user runs first (search, serve, tree, factsheet, explain,
+explore), then one subcommand per pipeline stage (the DVC stage of the same name), then
+``countercase lab``, the tools that made the labelled samples.
 
 Every subcommand takes explicit input and output paths and reads its parameters from
 ``params.yaml``. Errors a user can fix are printed as one line naming the input; nothing
@@ -6,8 +8,21 @@ prints a stack trace unless ``--verbose`` asks for it.
 """
 
 from countercase.cli import (  # noqa: F401  (registers the commands)
-    biencoder, confirm, corpus, counterfactual, explore, fetch, holdings, ltr, ner, rerank_llm,
-    reranker, retrieval, scaleout)
+    biencoder, confirm, corpus, counterfactual, explore, fetch, holdings, lab, ltr, ner,
+    rerank_llm, reranker, retrieval, scaleout)
 from countercase.cli.base import UserError, app, main
+
+# --help lists the commands by panel, in the order the panels first appear
+USE = ("search", "serve", "tree", "factsheet", "explain", "explore")
+
+
+def _name(command) -> str:
+    return command.name or command.callback.__name__.replace("_", "-")
+
+
+for _command in app.registered_commands:
+    _command.rich_help_panel = ("Use" if _name(_command) in USE
+                                else "Pipeline stages and their commands")
+app.registered_commands.sort(key=lambda c: USE.index(_name(c)) if _name(c) in USE else len(USE))
 
 __all__ = ["UserError", "app", "main"]

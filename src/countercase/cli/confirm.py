@@ -1,4 +1,5 @@
-"""Subcommands of the directional validity test: validity-v3, validity-v3-cases."""
+"""The directional validity test, stage validity-v3 (its case list: countercase lab
+validity-v3-cases)."""
 
 from __future__ import annotations
 
@@ -15,39 +16,6 @@ from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPT
 from countercase.config import load_params
 
 log = logging.getLogger(__name__)
-
-
-@app.command("validity-v3-cases")
-def validity_v3_cases(
-    targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
-    citations: Path = CITATIONS_OPTION,
-    part: str = typer.Option("heldout", help="The citation collection's part (tuning: a pilot)."),
-    out: Optional[Path] = typer.Option(None, help="Write the list here (the preregistration's "
-                                       "cases_file)."),
-    prereg: Path = typer.Option(layout.VALIDITY_V3, help="Its settings (tolerance, per_type)."),
-    index_dir: Path = INDEX_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    params_path: Path = PARAMS_OPTION,
-) -> None:
-    """v3's case list: every citation case of PART with an edit whose whole-graph targets are
-    not empty, and how many yield a matched pair (texts and document frequencies, no ranking)."""
-    import json
-
-    from countercase.confirm.prereg import read_settings
-    from countercase.confirm.v3 import SETTINGS, Inputs, eligible, feasibility, read_targets
-    from countercase.datasets.citations import read_citations
-    from countercase.retrieve.load import IndexPaths
-
-    require(targets, "targets (stage `targets`)")
-    ids = eligible(read_targets(targets), read_citations(citations).part, part)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("\n".join(ids) + "\n", encoding="utf-8")
-    inputs = Inputs(IndexPaths(index_dir, chunks=chunks, metadata=metadata), citations,
-                    targets=targets, prereg=prereg)
-    print(json.dumps(feasibility(ids, inputs, load_params(params_path), read_settings(prereg, SETTINGS)),
-                     indent=2))
 
 
 @app.command("validity-v3")

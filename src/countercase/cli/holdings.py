@@ -31,36 +31,6 @@ def holdings(
     write_json(metrics, run_holdings(documents, metadata, out, gold, choice))
 
 
-@app.command("holdings-fit")
-def holdings_fit(
-    documents: Path = typer.Option(layout.DOCUMENTS, help="The ingest stage's judgments."),
-    gold: Path = typer.Option(layout.HOLDING_GOLD, help="The labelled sample."),
-    out: Path = typer.Option(layout.HOLDINGS_CHOICE),
-    params_path: Path = PARAMS_OPTION,
-) -> None:
-    """Choose the learned scorer of provisions decided on the labelled sample's development
-    half (the test half is scored only by stage holdings)."""
-    from countercase.holdings.run import fit_choice
-
-    require(gold, "labelled sample")
-    found = fit_choice(documents, gold, load_params(params_path).seed, out)
-    print(f"{out}: threshold {found['threshold']}, precise {found['precise']}")
-
-
-@app.command("holdings-sample")
-def holdings_sample(
-    documents: Path = typer.Option(layout.DOCUMENTS, help="The ingest stage's judgments."),
-    params_path: Path = PARAMS_OPTION,
-) -> None:
-    """Print the labelled sample's judgment ids (params.yaml seed and targets.sample)."""
-    from countercase.holdings.run import sample
-    from countercase.ingest.run import read_documents
-
-    params = load_params(params_path)
-    texts = {d.doc_id: d.text for d in read_documents(documents)}
-    print("\n".join(sample(texts, params.seed, params.targets.sample)))
-
-
 @app.command("targets")
 def targets(
     citations: Path = CITATIONS_OPTION,

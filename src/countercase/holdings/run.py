@@ -2,7 +2,7 @@
 accuracy on the labelled sample (``data/gold/holding_profiles.jsonl``: per sampled judgment,
 each provision its text cites and whether the labeller judged it decided).
 
-``countercase holdings-fit`` chooses the learned scorer (:mod:`.decided`) on the sample's
+``countercase lab holdings-fit`` chooses the learned scorer (:mod:`.decided`) on the sample's
 development half and writes ``configs/holdings_choice.yaml``; the stage scores it on the test
 half only, and the first rule on both halves.
 """
