@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from countercase.confirm.analysis import agreement, balance, excess, holm, kappa, per_case
+from countercase.confirm.analysis import agreement, balance, excess, holm, per_case
+from countercase.experiment.agreement import cohens_kappa as kappa
 
 
 def _rows(values):

@@ -14,7 +14,8 @@ from countercase import layout
 from countercase.extract.segment import segment
 from countercase.factsheet.rules import extract_rules
 from countercase.perturb.cases import CaseFileError, QueryCase, read_gold, window
-from countercase.perturb.llm_check import (KEY, LabelFileError, agreement, auc, cohens_kappa,
+from countercase.experiment.agreement import auc, cohens_kappa
+from countercase.perturb.llm_check import (KEY, LabelFileError, agreement,
                                            label_sample, read_labels, root_candidates,
                                            separation, summarise)
 from countercase.perturb.operative import FACT_TYPES

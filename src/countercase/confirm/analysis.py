@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from countercase.experiment.agreement import cohens_kappa
+
 
 def per_case(rows: pd.DataFrame) -> pd.Series:
     """Each case's excess: the mean over its pairs of ``d_operative - d_placebo``."""
@@ -85,17 +87,6 @@ def balance(pairs: pd.DataFrame, left_out: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def kappa(a: list[bool], b: list[bool]) -> float | None:
-    """Cohen's kappa of two binary labellings of the same items."""
-    n = len(a)
-    if n == 0:
-        return None
-    observed = sum(x == y for x, y in zip(a, b)) / n
-    pa, pb = sum(a) / n, sum(b) / n
-    chance = pa * pb + (1 - pa) * (1 - pb)
-    return round((observed - chance) / (1 - chance), 4) if chance < 1 else None
-
-
 def agreement(ours: dict[tuple[str, str], bool],
               labels: dict[str, dict[tuple[str, str], bool]]) -> dict[str, Any]:
     """The label against each annotator's ``operative`` and against the items both agree on:
@@ -109,7 +100,7 @@ def agreement(ours: dict[tuple[str, str], bool],
         out[name] = {"n": len(items),
                      "agreement": round(sum(x == y for x, y in zip(a, b)) / len(items), 4)
                      if items else None,
-                     "kappa": kappa(a, b),
+                     "kappa": cohens_kappa(a, b),
                      "operative_share_label": round(sum(a) / len(a), 4) if a else None,
                      "operative_share_annotator": round(sum(b) / len(b), 4) if b else None}
     return out

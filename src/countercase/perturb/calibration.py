@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from countercase.datasets.ids import natural_key
+from countercase.experiment.agreement import auc
 from countercase.perturb.audit import SHOWN, read_audit_labels, write_jsonl
-from countercase.perturb.llm_check import auc
 
 SCORE = "min(p_plausible, p_operative)"  # accepted iff it reaches the threshold
 SPLITS = ("tune", "test")

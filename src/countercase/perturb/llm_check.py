@@ -35,6 +35,7 @@ from scipy import stats
 from tqdm import tqdm
 
 from countercase.errors import CountercaseError
+from countercase.experiment.agreement import auc, cohens_kappa
 from countercase.factsheet.schema import FactSheet
 from countercase.perturb.cases import Precedent, QueryCase, json_lines
 from countercase.perturb.operative import FACT_TYPES, label, root_edges
@@ -132,23 +133,6 @@ def read_labels(path: Path) -> pd.DataFrame:
 
 def _rate(values: pd.Series) -> float | None:
     return round(float(values.mean()), 4) if len(values) else None
-
-
-def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
-    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    observed = float(np.mean(a == b))
-    chance = float(a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean()))
-    return round((observed - chance) / (1 - chance), 4) if chance < 1 else None
-
-
-def auc(truth: np.ndarray, score: np.ndarray) -> float | None:
-    """The probability that a labelled-true item scores above a labelled-false one (ties
-    half); None when one class is empty."""
-    truth = np.asarray(truth, dtype=bool)
-    if truth.all() or not truth.any():
-        return None
-    return round(float(stats.mannwhitneyu(score[truth], score[~truth]).statistic
-                       / (truth.sum() * (~truth).sum())), 4)
 
 
 def _agree(a: pd.Series, b: pd.Series, score: pd.Series | None = None) -> dict[str, Any]:
