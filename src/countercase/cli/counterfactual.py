@@ -12,7 +12,8 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPTION,
                                   INDEX_DIR_OPTION, LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION,
-                                  TIMING_OPTION, UserError, app, require, write_json)
+                                  TIMING_OPTION, UserError, app, require, writable,
+                                  write_json)
 from countercase.config import load_params, write_choice
 
 log = logging.getLogger("countercase")
@@ -28,6 +29,8 @@ PROFILES_OPTION = typer.Option(
 GROUPS_OPTION = typer.Option(layout.RERANKER_GROUPS,
                              help="Resolved citations (stage train_reranker).")
 GOLD_OPTION = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts.")
+# a tree's size: branching ** depth nodes at most, every one a search
+MAX_DEPTH, MAX_BRANCHING = 6, 20
 
 
 def _require_case_inputs(edges: Path, documents: Path, sheets: Path, groups: Path,
@@ -305,8 +308,10 @@ def perturb(
     chosen = weight["chosen"]
     write_choice(choice, {"rule": weight["rule"], "fact_weight": chosen,
                           "tuning_cases": weight["n_cases"], "grid": weight["grid"]},
-                 "Written by `countercase perturb` (stage perturb) from its tuning cases; the "
-                 "trees are built with it, and\n`countercase tree` and the explorer read it.")
+                 "Written by `countercase perturb` (stage perturb) from its tuning cases. It sets "
+                 "perturb.fact_weight,\nwhich the validity rows and a tree searched by a "
+                 "pipeline system read; the trees searched\nby the learned system "
+                 "(perturb.learned, configs/ltr_choice.yaml) read no fact weight.")
     # the validity cases in a second process while this one builds the gold rows and the trees
     with Apart(params.perturb.workers) as apart:
         validity_set = apart.submit(validity_rows_apart, paths, params, sets.validity,
@@ -531,9 +536,16 @@ def tree(
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
     require(edges, "section adjacency map (stage `adjacency`)")
+    writable(out, "tree file")
+    writable(markdown, "Markdown file")
     params = searching(load_params(params_path), system)  # an unknown one: exit 2
     depth = params.perturb.depth if depth is None else depth
     branching = params.perturb.branching if branching is None else branching
+    # checked before any search: depth 5 at the default branching already holds 1,335 nodes
+    for name, value, most in (("--depth", depth, MAX_DEPTH), ("--branching", branching,
+                                                               MAX_BRANCHING)):
+        if not 1 <= value <= most:
+            raise UserError(f"{name} {value}: give 1 to {most}")
     if query:
         topics = read_queries(queries)
         if query not in topics:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -20,7 +21,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, INDEX_DIR_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
-                                  write_json)
+                                  writable, write_json)
 from countercase.cli.counterfactual import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION,
                                             EDGES_OPTION, GOLD_OPTION, GROUPS_OPTION,
                                             _case_sets, _legal_audit)
@@ -185,6 +186,7 @@ def audit_results_command(
     same into metrics/counterfactual.json legal_audit)."""
     from countercase.perturb.audit import ENGINES
 
+    writable(out, "results file")
     found = _legal_audit(folder)
     if found is None:
         raise UserError(f"{folder}: the samples and labels_A.jsonl are needed (audit-sample, "
@@ -255,6 +257,9 @@ def validity_feasibility(
     from countercase.index.bm25 import Bm25Searcher
     from countercase.retrieve.load import IndexPaths
 
+    bad = [t for t in tolerance if not (math.isfinite(t) and t > 0)]
+    if bad:
+        raise UserError(f"--tolerance {bad[0]}: give a share of the edit's mass above 0")
     params = load_params(params_path)
     sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
     paths = IndexPaths(index_dir, layout.DENSE, layout.CHUNKS, metadata)

@@ -13,7 +13,7 @@ from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
                                   PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
-                                  require_folder, write_json)
+                                  require_folder, writable, write_json)
 from countercase.config import load_params, write_choice
 from countercase.report import stage_times
 
@@ -257,6 +257,14 @@ class OpenedSystem:
         choices = Choices({"tuning": choice})
         supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
         supplied |= {"citations", "dates"} if citations.is_dir() else set()
+        where = {"citations": f"the citation collection {citations} (stage citations)",
+                 "dates": f"the citation collection {citations} (stage citations)",
+                 "fact_sheets": f"the fact index {paths.fact_index} (stage index_facts)"}
+        missing = dict.fromkeys(where[need] for need in spec.missing(supplied))
+        if missing:
+            raise UserError(f"system {spec.name} cannot run here: it reads "
+                            f"{' and '.join(missing)}, which "
+                            f"{'is' if len(missing) == 1 else 'are'} not there")
         why = why_not([spec], task, params.retrieve, choices, frozenset(supplied),
                       paths.fact_index)
         if why:
@@ -431,6 +439,7 @@ def leakage_audit(
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.load import IndexPaths
 
+    writable(metrics, "metrics file")
     params = load_params(params_path)
     report = audit(params, IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
                    citations, Choices({"tuning": choice}))
@@ -485,6 +494,10 @@ def evaluate(
     from countercase.retrieve.load import IndexPaths
 
     started = time.perf_counter()
+    for path, what in ((metrics, "metrics file"), (summary, "summary file"),
+                       (timing, "timing file")):
+        writable(path, what)
+    writable(out, "output folder", folder=True)
     params = load_params(params_path)
     chosen = _systems(system, opt_in)
     if (docs or topics or qrels) and not (docs and topics and qrels):
@@ -567,6 +580,8 @@ def regress(
         raise UserError("give one of --verify and --update")
     if bool(refs) == all_:
         raise UserError("name the regressions (collection/condition) or give --all")
+    require_folder(runs, "runs folder (--runs: the evaluate stage's out)")
+    writable(metrics, "metrics file")
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     variants = VariantSource(documents, chunks.parent, variants_dir) if documents.exists() else None
