@@ -63,3 +63,6 @@ def test_a_stage_run_writes_its_reads_and_the_check_names_the_undeclared(tmp_pat
     assert main(["--params-read", str(tmp_path)]) == 0
     assert main(["--params-read", str(tmp_path / "missing")]) == 2
     assert "no records of params read" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()  # a folder with no records says so too, not exit 0 silently
+    assert main(["--params-read", str(tmp_path / "empty")]) == 2
+    assert "no records of params read" in capsys.readouterr().err

@@ -34,6 +34,8 @@ def test_a_hand_edit_is_found(tmp_path):
             text = text.replace("      - seed\n", "", 1)
         (tmp_path / pipeline).write_text(text)
     assert stale(tmp_path) == [layout.PIPELINE]
+    (tmp_path / layout.PIPELINE).write_bytes(b"stages: \xff\xfe")  # not UTF-8: stale, no trace
+    assert stale(tmp_path) == [layout.PIPELINE]
 
 
 def test_every_stage_depends_on_the_code_it_runs():

@@ -96,11 +96,18 @@ def render(pipeline: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _text(path: Path) -> str | None:
+    """The file's text; None where there is none or it is not UTF-8 (it differs, either way)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def stale(root: Path = ROOT) -> list[Path]:
-    """The pipeline files under ``root`` that differ from what :func:`render` writes."""
-    return [pipeline for pipeline in HEADERS
-            if not (root / pipeline).is_file()
-            or (root / pipeline).read_text(encoding="utf-8") != render(pipeline)]
+    """The pipeline files under ``root`` that differ from what :func:`render` writes (one that
+    is missing or not UTF-8 differs)."""
+    return [pipeline for pipeline in HEADERS if _text(root / pipeline) != render(pipeline)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                              "if any did.")
     args = parser.parse_args(argv)
     if args.params_read is not None:
-        if not Path(args.params_read).is_dir():
+        folder = Path(args.params_read)
+        if not folder.is_dir() or not any(folder.iterdir()):
             print(f"error: no records of params read in {args.params_read}: run the stages "
                   "under dvc repro first", file=sys.stderr)
             return 2
