@@ -41,3 +41,24 @@ def test_the_preregistrations_command_names_still_run(run_cli):
     for name in ("validity-cases", "validity-v3-cases"):
         code, out, _ = run_cli(name, "--help")
         assert code == 0 and f"countercase {name}" in out
+
+
+def test_config_resolved_names_where_each_value_came_from(run_cli):
+    """Issue 60: every value a system runs with and its source; an unknown system lists them."""
+    import json
+
+    code, out, err = run_cli("config", "--resolved", "--system", "bm25", "--json")
+    assert code == 0, err
+    values = json.loads(out)["values"]
+    assert values["retrieve.use_dense"] == {"value": False,
+                                            "from": "configs/systems.yaml (system bm25)"}
+    assert values["retrieve.rrf_k"]["from"] == "params.yaml"
+    assert values["retrieve.bm25_depth"]["from"] == "params.yaml evaluate.chunk_depth"
+    assert values["retrieve.fact_weight"]["from"].startswith("configs/tuning_choice.yaml")
+    code, out, _ = run_cli("config", "--resolved", "--system", "docs_tuned", "--json")
+    assert json.loads(out)["values"]["step.k1"]["from"].startswith(
+        "configs/tuning_choice.yaml precedents.docs.k1")
+    code, _, err = run_cli("config", "--resolved", "--system", "nope")
+    assert code == 2 and "no system 'nope'" in err and "bm25_docs" in err
+    code, _, err = run_cli("config")
+    assert code == 2 and "give --resolved" in err

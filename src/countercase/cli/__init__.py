@@ -8,12 +8,12 @@ prints a stack trace unless ``--verbose`` asks for it.
 """
 
 from countercase.cli import (  # noqa: F401  (registers the commands)
-    biencoder, confirm, corpus, counterfactual, explore, fetch, holdings, lab, ltr, ner,
+    biencoder, config, confirm, corpus, counterfactual, explore, fetch, holdings, lab, ltr, ner,
     rerank_llm, reranker, retrieval, scaleout)
 from countercase.cli.base import UserError, app, main
 
 # --help lists the commands by panel, in the order the panels first appear
-USE = ("search", "serve", "tree", "factsheet", "explain", "explore")
+USE = ("search", "serve", "tree", "factsheet", "explain", "explore", "config")
 
 
 def _name(command) -> str:
