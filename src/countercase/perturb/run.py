@@ -164,8 +164,9 @@ def case_search(retriever, params: Params) -> CaseSearch:
 
 
 def choose_tree_weight(retriever, params: Params, sets: CaseSets) -> dict[str, Any]:
-    """The fact channel's weight in the trees, chosen on the tuning cases (the stage writes it
-    to ``configs/trees_choice.yaml``, which ``countercase tree`` and the explorer read)."""
+    """The fact channel's weight, chosen on the tuning cases (the stage writes it to
+    ``configs/trees_choice.yaml``): the validity rows and a tree searched by a pipeline system
+    read it; a tree searched by the learned system reads the sheet as features instead."""
     from countercase.evaluate.tuning import TIE_MARGIN
 
     return choose_weight(sets.tuning, case_search(retriever, params), params.perturb.fact_weights,
