@@ -46,3 +46,15 @@ def test_factsheet_reads_long_text_from_a_file_and_names_empty_input(run_cli, tm
     long.write_text(text * (200_000 // len(text) + 1), encoding="utf-8")  # over 128 KiB
     code, out, _ = run_cli("factsheet", "--text-file", str(long), "--json")
     assert code in (0, None) and '"case_id": "text"' in out
+
+
+def test_ingest_of_nothing_readable_is_an_error_not_an_empty_corpus(run_cli, tmp_path, pdf_dir):
+    """A PDF folder whose only file is damaged (a real PDF cut short) read 0 documents with
+    exit 0; the failure is kept and named."""
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    real = sorted(pdf_dir.glob("*.pdf"))[0]
+    (folder / "cut.pdf").write_bytes(real.read_bytes()[:300])
+    code, _, err = run_cli("ingest", "--pdfs", str(folder), "--out", str(tmp_path / "out"))
+    assert code == 2 and "no document could be read (1 failures" in err, err
+    assert (tmp_path / "out" / "failures.jsonl").read_text().count("cut.pdf") == 1

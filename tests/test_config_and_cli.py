@@ -43,6 +43,7 @@ def test_trees_search_their_system_at_their_own_fact_weight():
     ("extract:\n  chunk_size: -5\n", "extract.chunk_size"),
     ("extract:\n  chunk_sise: 100\n", "extract.chunk_sise"),
     ("extract: [unclosed\n", "not valid YAML"),
+    ("leakage:\n  systems: []\n", "leakage.systems"),  # a stage with nothing to audit
 ])
 def test_bad_params_name_the_file_and_the_field(tmp_path, text, expected):
     path = tmp_path / "params.yaml"

@@ -56,6 +56,13 @@ def test_a_bad_value_is_named_with_its_field():
         validate_sheet({"case_id": "x", "source": "text", "facts_located_by": "whole text",
                         "facts_span": {"start": 0, "end": 1, "text": "a"},
                         "numerical_facts": {"ages": [{"years": -4}]}})
+    # a missing field names the field, not the whole sheet it is missing from
+    big = {"case_id": "x", "source": "text", "facts_located_by": "whole text",
+           "facts_span": {"start": 0, "end": 1, "text": "a" * 2000}}
+    del big["case_id"]
+    with pytest.raises(FactSheetError, match=r"case_id: Field required") as error:
+        validate_sheet(big)
+    assert len(str(error.value)) < 200 and "aaaa" not in str(error.value)
 
 
 def test_every_value_is_grounded_in_its_text(stage):

@@ -180,6 +180,16 @@ def test_a_boundary_whose_words_are_no_pattern_is_an_error_naming_its_line(tmp_p
         load_thresholds(path)
 
 
+@pytest.mark.parametrize("value", [".nan", ".inf", "eighteen", "true"])
+def test_a_boundary_whose_value_is_no_finite_number_is_an_error_naming_its_line(tmp_path, value):
+    path = tmp_path / "thresholds.yaml"
+    path.write_text(f"ages:\n  - value: {value}\n    meaning: m\n    source: x\n"
+                    "    scope: {categories: [criminal], roles: [accused]}\n")
+    with pytest.raises(ThresholdError, match=r"thresholds.yaml:2: the ages boundary's value .* "
+                                             r"is not a finite number"):
+        load_thresholds(path)
+
+
 def test_a_threshold_not_crossed_is_refused(edges):
     with pytest.raises(PerturbationError, match="crosses no legal boundary"):
         check(Perturbation("numerical", "numerical_facts.ages.0", 25, 26, "x", "x"), edges)

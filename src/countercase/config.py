@@ -141,7 +141,8 @@ class LeakageParams(_Section):
     # shares of a query's word 8-shingles at which a judgment is kept from the statute bridge
     thresholds: list[Annotated[float, Field(gt=0, le=1)]] = [0.5, 0.4, 0.3, 0.2, 0.1, 0.05]
     headline: float = Field(0.2, gt=0, le=1)  # the threshold whose drop the README reports
-    systems: list[str] = ["full", "no_rerank", "precedent_bridge", "ltr_bridge"]
+    systems: list[str] = Field(["full", "no_rerank", "precedent_bridge", "ltr_bridge"],
+                               min_length=1)
 
 
 class FactsheetParams(_Section):

@@ -58,6 +58,9 @@ def ingest(
     stats = run_ingest(sources, out)
     log.info("ingested %d documents (%d pages), %d failures -> %s", stats["n_documents"],
              stats["n_pages"], stats["n_failures"], out)
+    if not stats["n_documents"]:  # every file failed: nothing for the stages after it to read
+        raise UserError(f"no document could be read ({stats['n_failures']} failures, each "
+                        f"with its reason in {out / 'failures.jsonl'})")
     timings = {k: v for k, v in stats.items() if "second" in k}
     if metrics:
         write_json(metrics, {k: v for k, v in stats.items() if k not in timings})

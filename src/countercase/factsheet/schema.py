@@ -158,10 +158,17 @@ def validate_sheet(data: dict) -> FactSheet:
     try:
         return FactSheet.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
-            for e in error.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}{_got(e)}"
+                             for e in error.errors())
         raise FactSheetError(f"invalid fact sheet: {problems}") from None
+
+
+def _got(error: dict) -> str:
+    """What the field held, cut to a line (a missing field's input is the whole sheet)."""
+    if error["type"] == "missing":
+        return ""
+    text = repr(error.get("input"))
+    return f" (got {text if len(text) <= 80 else text[:77] + '...'})"
 
 
 def json_schema() -> dict:

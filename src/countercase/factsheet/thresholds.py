@@ -59,6 +59,10 @@ def _boundary(kind: str, item: dict, line: int, path: Path) -> Threshold:
     where = f"{path}:{line}"
     if not isinstance(item, dict) or not {"value", "meaning", "source"} <= set(item):
         raise ThresholdError(f"{where}: a {kind} boundary needs value, meaning and source")
+    value = item["value"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ThresholdError(f"{where}: the {kind} boundary's value {value!r} is not a finite "
+                             "number")
     scope = item.get("scope")
     if not isinstance(scope, dict) or not scope.get("categories") or not scope.get("roles"):
         raise ThresholdError(f"{where}: the {kind} boundary at {item['value']} has no scope "
