@@ -14,7 +14,7 @@ from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPT
                                   INDEX_DIR_OPTION, LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION,
                                   TIMING_OPTION, UserError, app, require, writable,
                                   write_json)
-from countercase.config import load_params, write_choice
+from countercase.config import load_params
 
 log = logging.getLogger("countercase")
 
@@ -90,43 +90,6 @@ def factsheets(
         write_json(metrics, {k: v for k, v in report.items() if k != "timing"})
     if timing:
         write_json(timing, report["timing"])
-
-
-def _legal_audit(folder: Path) -> dict | None:
-    """The legal audit's results (data/gold/legal_audit.md) once both samples are labelled."""
-    from countercase.perturb.audit import (CRITERIA_ENGINE, ENGINES, audit_results,
-                                           criteria_results, read_audit_labels,
-                                           read_criteria_labels)
-
-    engines = [e for e in ENGINES if e != CRITERIA_ENGINE]
-    paths = {e: folder / f"sample_{e}.jsonl" for e in engines}
-    first, second = folder / "labels_A.jsonl", folder / "labels_B.jsonl"
-    if not (paths["before"].exists() and paths["after"].exists() and first.exists()):
-        return None
-    samples = {e: [json.loads(line) for line in p.open(encoding="utf-8")]
-               for e, p in paths.items() if p.exists()}
-    who, labels = read_audit_labels(first)
-    seconds = read_audit_labels(second)[1] if second.exists() else {}
-    for engine in engines[2:]:  # a revision's sample, labelled on its own
-        for found, labeller in ((labels, "A"), (seconds, "B")):
-            path = folder / f"labels_{labeller}_{engine}.jsonl"
-            if path.exists():
-                found.update(read_audit_labels(path)[1])
-    found = audit_results(samples, labels, seconds or None)
-    pools = {e: _read_json(folder / f"pool_{e}.json") for e in ENGINES
-             if (folder / f"pool_{e}.json").exists()}
-    # issue 57's engine, labelled under two criteria by two readers
-    sample = folder / f"sample_{CRITERIA_ENGINE}.jsonl"
-    readers = {who: folder / f"labels_{who}_{CRITERIA_ENGINE}.jsonl" for who in ("A", "B")}
-    if sample.exists() and all(p.exists() for p in readers.values()):
-        found[CRITERIA_ENGINE] = {
-            **criteria_results([json.loads(line) for line in sample.open(encoding="utf-8")],
-                               {w: read_criteria_labels(p)[1] for w, p in readers.items()}),
-            "labelled_by": {w: read_criteria_labels(p)[0] for w, p in readers.items()}}
-    # the last engine of one label is the rules before issue 57, its sample drawn from fresh
-    # cases; the ones between the first revision and it were revised on each other's labels
-    return {**found, "labelled_by": who, "root_edges": pools, "final": engines[-1],
-            "exploratory": list(engines[2:-1])}
 
 
 def _read_json(path: Path):
@@ -286,72 +249,22 @@ def perturb(
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
     query (depth, branching from params.yaml; the fact channel at the weight chosen on the
     tuning cases)."""
-    import pandas as pd
+    from countercase.perturb.stage import PerturbInputs, run_stage
+    from countercase.retrieve.learned import searching
+    from countercase.retrieve.load import IndexPaths
 
-    from countercase.datasets.aila import read_queries
-    from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees,
-                                         run_perturb, validity_rows, validity_rows_apart,
-                                         validity_summary)
-    from countercase.retrieve.load import IndexPaths, open_retriever
-    from countercase.retrieve.learned import searching, tree_retriever
-    from countercase.retrieve.registry import tree_params
-    from countercase.runtime.processes import Apart
-
+    _require_case_inputs(edges, documents, sheets, groups, gold)
+    require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
+    require(holdings, "the holding profiles' metrics (stage holdings)")
     # it writes the trees' choice, so adopts only the others
     params = searching(load_params(params_path, adopt=("tuning", "reranker", "ltr")), system)
-    sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
-    topics = read_queries(queries)
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
-    retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)
-    edge_table = pd.read_parquet(edges)
-    weight = choose_tree_weight(retriever, params, sets)
-    chosen = weight["chosen"]
-    write_choice(choice, {"rule": weight["rule"], "fact_weight": chosen,
-                          "tuning_cases": weight["n_cases"], "grid": weight["grid"]},
-                 "Written by `countercase perturb` (stage perturb) from its tuning cases. It sets "
-                 "perturb.fact_weight,\nwhich the validity rows and a tree searched by a "
-                 "pipeline system read; the trees searched\nby the learned system "
-                 "(perturb.learned, configs/ltr_choice.yaml) read no fact weight.")
-    # the validity cases in a second process while this one builds the gold rows and the trees
-    with Apart(params.perturb.workers) as apart:
-        validity_set = apart.submit(validity_rows_apart, paths, params, sets.validity,
-                                    edge_table, chosen, sets.precedents)
-        gold_rows = validity_rows("gold", sets.gold, case_search(retriever, params), edge_table,
-                                  params, chosen, sets.precedents)
-        trees = tree_retriever(params, paths, retriever.with_params(tree_params(params, chosen)))
-        report = run_perturb(topics, trees, edge_table, out, params.perturb, queries.parent)
-        report["summary"]["corpus_trees"] = corpus_trees(
-            sets.validity, trees, edge_table, params.perturb, out / layout.CORPUS_TREES.name)
-        rows = validity_set.result() + gold_rows
-    report["summary"]["validity"] = validity_summary(rows, params, sets, weight, out)
-    audit = _legal_audit(layout.LEGAL_AUDIT)
-    if audit is not None:
-        report["summary"]["legal_audit"] = audit
-    if confirmatory is not None:
-        require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
-        report["summary"]["validity_v2"] = _read_json(confirmatory)
-    if directional is not None and directional.is_file():
-        report["summary"]["validity_v3"] = _read_json(directional)
-    if holdings is not None:
-        require(holdings, "the holding profiles' metrics (stage holdings)")
-        report["summary"]["holding_profiles"] = holding_summary(_read_json(holdings))
+    report = run_stage(params, PerturbInputs(
+        queries, edges, out, IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index),
+        documents, sheets, metadata, groups, gold, choice, confirmatory, directional, holdings))
     if metrics:
         write_json(metrics, report["summary"])
     if timing:
         write_json(timing, report["timing"])
-
-
-def holding_summary(found: dict) -> dict:
-    """What metrics/counterfactual.json reports of the holding profiles: the learned scorer's
-    precision and recall of provisions decided on the labelled sample's test half, beside the
-    first rule's and the precise threshold's."""
-    accuracy = found.get("accuracy", {})
-    learned = accuracy.get("learned_test", accuracy.get("first_rule", {}))
-    return {"precision": learned.get("precision"), "recall": learned.get("recall"),
-            "n": learned.get("n"), "labeller": accuracy.get("labeller"),
-            "first_rule": accuracy.get("first_rule"),
-            "learned_precise": accuracy.get("learned_precise_test"),
-            "judgments": found.get("judgments"), "empty": found.get("empty", {}).get("count")}
 
 
 @app.command("llm-check")

@@ -24,7 +24,7 @@ from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, INDEX_DIR_OPT
                                   writable, write_json)
 from countercase.cli.counterfactual import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION,
                                             EDGES_OPTION, GOLD_OPTION, GROUPS_OPTION,
-                                            _case_sets, _legal_audit)
+                                            _case_sets)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -185,9 +185,10 @@ def audit_results_command(
     """The legal audit's results from its samples and label files (the perturb stage writes the
     same into metrics/counterfactual.json legal_audit)."""
     from countercase.perturb.audit import ENGINES
+    from countercase.perturb.stage import legal_audit
 
     writable(out, "results file")
-    found = _legal_audit(folder)
+    found = legal_audit(folder)
     if found is None:
         raise UserError(f"{folder}: the samples and labels_A.jsonl are needed (audit-sample, "
                         "audit-blind, then the labels)")
