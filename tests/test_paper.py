@@ -359,6 +359,26 @@ def test_a_reviewer_reads_the_answers_in_the_committed_pdf():
     assert all(name in glance for name in annotators), annotators
 
 
+def test_the_committed_pdf_says_nothing_stale_and_a_planted_phrase_is_found():
+    """Issue 61 item 4: the committed PDF's text holds no "None", "nan", "not measured" or
+    "(s)"; the check finds each one planted."""
+    import pypdfium2
+
+    from countercase.report.paper import STALE, stale_phrases
+
+    pdf = ROOT / layout.PAPER_PDF
+    if not pdf.exists():
+        pytest.skip("no committed render yet")
+    document = pypdfium2.PdfDocument(str(pdf))
+    text = " ".join(document[i].get_textpage().get_text_range() for i in range(len(document)))
+    document.close()
+    assert stale_phrases(text) == []
+    for planted in ("the tagger scored None on dev", "a kappa of nan", "latency not measured",
+                    "amended 1 time(s)"):
+        assert len(stale_phrases(f"{text} {planted}")) == 1, planted
+    assert set(STALE) == {"None", "nan", "not measured", "(s)"}
+
+
 def test_quarto_cross_references_become_links_and_citations_stay():
     from countercase.report.paper import crossrefs
 

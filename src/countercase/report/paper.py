@@ -50,6 +50,17 @@ class PaperError(CountercaseError):
     """The manuscript cannot be rendered: a cell failed or a tool is missing."""
 
 
+# what a rendered paper must not say: a value a cell failed to find, or a count left in the
+# singular-or-plural shorthand of a log line
+STALE = {"None": r"\bNone\b", "nan": r"\b(?:nan|NaN)\b", "not measured": r"not measured",
+         "(s)": r"\w\(s\)"}
+
+
+def stale_phrases(text: str) -> list[str]:
+    """The phrases of :data:`STALE` that ``text`` (a rendered paper's) holds."""
+    return [name for name, pattern in STALE.items() if re.search(pattern, text)]
+
+
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """The YAML header of a Quarto/pandoc Markdown file and the body after it."""
     if not text.startswith("---"):
