@@ -40,7 +40,7 @@ from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
 from countercase.experiment import Experiment, ranked
-from countercase.reranker.pairs import (Miner, drop_leaking, leaking_documents,
+from countercase.reranker.pairs import (Group, Miner, drop_leaking, leaking_documents,
                                         statutes_cited)
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.registry import candidate_params
@@ -238,9 +238,6 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     the stage is done): a run on the same inputs goes on from it."""
     import torch
 
-    from countercase.reranker.onnx import (FP32, OnnxCrossEncoderReranker, export_onnx, parity,
-                                           speed)
-    from countercase.reranker.train import score_pairs, train
     from countercase.retrieve.load import IndexPaths
 
     p = params.reranker
@@ -254,16 +251,9 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     out.mkdir(parents=True, exist_ok=True)
     citations = read_citations(citations_dir) if p.validate_on == "citations" else None
     sets = validation_sets(params, citations, citations_dir, aila_dir)
-    queries = load("aila2019/task1", aila_dir).queries  # the leakage guard reads all 50
-    groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
-                           max_judgments)
+    groups, mined = _training_groups(params, documents, extract_dir, index_dir, dense_dir,
+                                     aila_dir, citations, out, max_judgments)
     timing["mine_seconds"] = time.perf_counter() - started
-    held = (held_back(citations, params.biencoder.dev_share, params.seed)
-            if citations is not None else frozenset())
-    mined["groups_held_back"] = sum(g.query_doc in held for g in groups)
-    groups = [g for g in groups if g.query_doc not in held]
-    if p.max_groups:
-        groups = groups[:p.max_groups]  # in the miner's (judgment) order: a deterministic cut
 
     t = time.perf_counter()
     paths = IndexPaths(index_dir, dense_dir, extract_dir / "chunks.parquet",
@@ -274,63 +264,13 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     no_rerank = validation.measure(None)
     timing["validation_candidates_seconds"] = time.perf_counter() - t
 
-    validated: list[list[float]] = []  # this run's validation passes, in order
-
-    def validate(model, tokenizer) -> dict:
-        validated.append(score_pairs(model, tokenizer, validation.pairs(), p.max_length))
-        found = validation.measure(validated[-1])
-        return {**found, "score": found[p.select_by]}
-
     t = time.perf_counter()
-    # a saved state is taken up only for the same parameters and validation pairs (and the
-    # trainer's version: countercase.training.resume)
-    inputs = json.dumps({
-        "params": params.model_dump(mode="json", exclude={"reranker": {"resume_every"}}),
-        "validation": validation.pairs()})
-    trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
-                    groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
-                    max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
-                    threads=p.threads, resume=(resume_dir, inputs) if resume_dir else None,
-                    resume_every=p.resume_every, device=params.device)
+    trained, validated = _train(params, groups, validation, out, resume_dir)
     timing["train_seconds"] = time.perf_counter() - t
-    untrained = trained.curve[0]["score"]
-    chosen = trained.best["score"] if trained.best else untrained
-    try:
-        check_learned("reranker", trained.losses[0] if trained.losses else None,
-                      trained.losses[-1] if trained.losses else None, p.min_loss_drop,
-                      f"the chosen checkpoint's {p.select_by} gain over the untrained model",
-                      chosen - untrained, p.min_validation_gain)
-    except NotLearnedError:
-        shutil.rmtree(out / "model", ignore_errors=True)  # no checkpoint for a later stage
-        raise
 
     t = time.perf_counter()
-    onnx_dir = out / "onnx"
-    export_onnx(out / "model", onnx_dir)
+    export, fp32 = _export(params, out, validation)
     timing["export_seconds"] = time.perf_counter() - t
-
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(out / "model"), local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(str(out / "model"),
-                                                               local_files_only=True).eval()
-    fp32 = OnnxCrossEncoderReranker(onnx_dir, FP32, max_length=p.max_length, threads=p.threads)
-    # 50 pairs that fill max_length word pieces: the longest validation pairs (facts x chunk)
-    long_pairs = validation.pairs()[:50]
-    export = {"parity_onnx_fp32": parity(
-                  score_pairs(model, tokenizer, long_pairs, p.max_length, batch_size=16),
-                  fp32.score_pairs(long_pairs)),
-              "tolerance": {"onnx_fp32_max_abs_diff": 1e-3}}
-    export["parity_ok"] = export["parity_onnx_fp32"]["max_abs_diff"] <= 1e-3
-    lengths = [len(tokenizer(q, d, truncation="longest_first", max_length=p.max_length)["input_ids"])
-               for q, d in long_pairs]
-    export["speed_50_pairs"] = {
-        "tokens_per_pair_mean": round(float(np.mean(lengths)), 1), "threads": p.threads,
-        # the machine is shared: the load says how quiet it was while these were measured
-        "load_average_1min": round(os.getloadavg()[0], 2),
-        "pytorch_fp32": speed(lambda x: score_pairs(model, tokenizer, x, p.max_length, 16),
-                              long_pairs),
-        "onnx_fp32": speed(fp32.score_pairs, long_pairs)}
 
     # the served model's scores of the validation pairs: the chosen checkpoint's, computed once
     # when it was validated (the last pass of this run, where it is the last checkpoint), else
@@ -338,22 +278,7 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     reused = bool(validated) and trained.best is not None and \
         trained.best["step"] == trained.curve[-1]["step"]
     scores = validated[-1] if reused else fp32.score_pairs(validation.pairs())
-    seconds_per_pair = (export["speed_50_pairs"]["onnx_fp32"]["seconds_median"]
-                        / len(long_pairs))
-    depths = {}
-    n_queries = len(validation.qids)
-    for depth in p.depths:
-        cut = validation.head(scores, depth)
-        depths[str(depth)] = {**validation.measure(cut, depth), "pairs": len(cut),
-                              # at the served model's measured speed (speed_50_pairs)
-                              "rerank_ms_per_query": round(
-                                  1000 * seconds_per_pair * len(cut) / n_queries, 1)}
-    # score interpolation with the first stage (retrieve.rerank_first_stage_weight), measured on
-    # the tuning queries only: the choice (configs/reranker_choice.yaml, reranker.choice) is
-    # made from this, and the test queries never see it
-    blended = {str(w): validation.measure(scores, first_stage_weight=w)
-               for w in p.first_stage_weights}
-    best_weight = max(blended, key=lambda w: (blended[w][p.select_by], -float(w)))
+    depths, blended, best_weight = _cuts(params, validation, scores, export)
     # the served model on the queries scored beside (never chosen by)
     scored_beside = {}
     for other in beside.values():
@@ -384,3 +309,114 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
             v[p.select_by] > no_rerank[p.select_by] for w, v in blended.items() if float(w) < 1),
     }
     return {"report": report, "timing": {k: round(v, 1) for k, v in timing.items()}}
+
+
+def _training_groups(params: Params, documents: Path, extract_dir: Path, index_dir: Path,
+                     dense_dir: Path, aila_dir: Path, citations, out: Path,
+                     max_judgments: int) -> tuple[list[Group], dict[str, Any]]:
+    """The mined groups the reranker trains on (the collection's held-back judgments out, cut
+    to ``reranker.max_groups`` in the miner's order) and what mining found."""
+    queries = load("aila2019/task1", aila_dir).queries  # the leakage guard reads all 50
+    groups, mined = mine(params, documents, extract_dir, index_dir, dense_dir, queries, out,
+                           max_judgments)
+    held = (held_back(citations, params.biencoder.dev_share, params.seed)
+            if citations is not None else frozenset())
+    mined["groups_held_back"] = sum(g.query_doc in held for g in groups)
+    groups = [g for g in groups if g.query_doc not in held]
+    if params.reranker.max_groups:
+        groups = groups[:params.reranker.max_groups]  # in the miner's (judgment) order
+    return groups, mined
+
+
+def _train(params: Params, groups: list[Group], validation: Validation, out: Path,
+           resume_dir: Path | None):
+    """The cross-encoder trained and its checkpoints validated (every pass's scores kept, in
+    order); no model is kept when it did not learn (:func:`check_learned`)."""
+    from countercase.reranker.train import score_pairs, train
+
+    p = params.reranker
+    validated: list[list[float]] = []  # this run's validation passes, in order
+
+    def validate(model, tokenizer) -> dict:
+        validated.append(score_pairs(model, tokenizer, validation.pairs(), p.max_length))
+        found = validation.measure(validated[-1])
+        return {**found, "score": found[p.select_by]}
+
+    # a saved state is taken up only for the same parameters and validation pairs (and the
+    # trainer's version: countercase.training.resume)
+    inputs = json.dumps({
+        "params": params.model_dump(mode="json", exclude={"reranker": {"resume_every"}}),
+        "validation": validation.pairs()})
+    trained = train(groups, out / "model", seed=params.seed, max_length=p.max_length,
+                    groups_per_step=p.groups_per_step, learning_rate=p.learning_rate,
+                    max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
+                    threads=p.threads, resume=(resume_dir, inputs) if resume_dir else None,
+                    resume_every=p.resume_every, device=params.device)
+    untrained = trained.curve[0]["score"]
+    chosen = trained.best["score"] if trained.best else untrained
+    try:
+        check_learned("reranker", trained.losses[0] if trained.losses else None,
+                      trained.losses[-1] if trained.losses else None, p.min_loss_drop,
+                      f"the chosen checkpoint's {p.select_by} gain over the untrained model",
+                      chosen - untrained, p.min_validation_gain)
+    except NotLearnedError:
+        shutil.rmtree(out / "model", ignore_errors=True)  # no checkpoint for a later stage
+        raise
+    return trained, validated
+
+
+def _export(params: Params, out: Path, validation: Validation):
+    """The ONNX float32 export of the chosen checkpoint, its parity with PyTorch and the speed
+    of both on the 50 first validation pairs (the served model, ``fp32``, returned too)."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from countercase.reranker.onnx import (FP32, OnnxCrossEncoderReranker, export_onnx, parity,
+                                           speed)
+    from countercase.reranker.train import score_pairs
+
+    p = params.reranker
+    onnx_dir = out / "onnx"
+    export_onnx(out / "model", onnx_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(out / "model"), local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(out / "model"),
+                                                               local_files_only=True).eval()
+    fp32 = OnnxCrossEncoderReranker(onnx_dir, FP32, max_length=p.max_length, threads=p.threads)
+    # 50 pairs that fill max_length word pieces: the longest validation pairs (facts x chunk)
+    long_pairs = validation.pairs()[:50]
+    export = {"parity_onnx_fp32": parity(
+                  score_pairs(model, tokenizer, long_pairs, p.max_length, batch_size=16),
+                  fp32.score_pairs(long_pairs)),
+              "tolerance": {"onnx_fp32_max_abs_diff": 1e-3}}
+    export["parity_ok"] = export["parity_onnx_fp32"]["max_abs_diff"] <= 1e-3
+    lengths = [len(tokenizer(q, d, truncation="longest_first", max_length=p.max_length)["input_ids"])
+               for q, d in long_pairs]
+    export["speed_50_pairs"] = {
+        "tokens_per_pair_mean": round(float(np.mean(lengths)), 1), "threads": p.threads,
+        # the machine is shared: the load says how quiet it was while these were measured
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "pytorch_fp32": speed(lambda x: score_pairs(model, tokenizer, x, p.max_length, 16),
+                              long_pairs),
+        "onnx_fp32": speed(fp32.score_pairs, long_pairs)}
+    return export, fp32
+
+
+def _cuts(params: Params, validation: Validation, scores: list[float], export: dict):
+    """Every reranking depth and every blend with the first stage, cut from one validation
+    pass: the depths with their cost at the served model's measured speed, the blends and
+    the best first-stage weight (the choice, configs/reranker_choice.yaml, is made from this;
+    the test queries never see it)."""
+    p = params.reranker
+    seconds_per_pair = (export["speed_50_pairs"]["onnx_fp32"]["seconds_median"]
+                        / export["parity_onnx_fp32"]["n_pairs"])
+    depths = {}
+    n_queries = len(validation.qids)
+    for depth in p.depths:
+        cut = validation.head(scores, depth)
+        depths[str(depth)] = {**validation.measure(cut, depth), "pairs": len(cut),
+                              # at the served model's measured speed (speed_50_pairs)
+                              "rerank_ms_per_query": round(
+                                  1000 * seconds_per_pair * len(cut) / n_queries, 1)}
+    blended = {str(w): validation.measure(scores, first_stage_weight=w)
+               for w in p.first_stage_weights}
+    best_weight = max(blended, key=lambda w: (blended[w][p.select_by], -float(w)))
+    return depths, blended, best_weight
