@@ -310,6 +310,21 @@ def test_the_committed_files_alone_render_the_committed_paper(tmp_path):
     assert stamped(tmp_path / "paper.html", tmp_path / "paper.pdf") == (again["sha256"],) * 2
 
 
+def _committed_pdf_text() -> str:
+    """The committed PDF's text, its pages joined (skips before a first render)."""
+    import pypdfium2
+
+    pdf = ROOT / layout.PAPER_PDF
+    if not pdf.exists():
+        pytest.skip("no committed render yet")
+    document = pypdfium2.PdfDocument(str(pdf))
+    try:
+        return " ".join(document[i].get_textpage().get_text_range()
+                        for i in range(len(document)))
+    finally:
+        document.close()
+
+
 def test_a_reviewer_reads_the_answers_in_the_committed_pdf():
     """The committed PDF answers a reviewer's five questions, each number as the metrics hold
     it: what is served, whether it beats the track (with its interval), the Task 2 leakage
@@ -317,21 +332,14 @@ def test_a_reviewer_reads_the_answers_in_the_committed_pdf():
     import re
 
     import pandas as pd
-    import pypdfium2
     import yaml
 
     from countercase.config import load_params
     from countercase.report.headline import headline
     from countercase.retrieve.served import served_system
 
-    pdf = ROOT / layout.PAPER_PDF
-    if not pdf.exists():
-        pytest.skip("no committed render yet")
-    document = pypdfium2.PdfDocument(str(pdf))
-    text = " ".join(document[i].get_textpage().get_text_range() for i in range(len(document)))
-    document.close()
-    text = re.sub(r"\s+", " ", text.replace("\u00ad", "").replace("\ufffe", "")
-                  .replace("\u2019", "'"))
+    text = re.sub(r"\s+", " ", _committed_pdf_text().replace("\u00ad", "")
+                  .replace("\ufffe", "").replace("\u2019", "'"))
     start = text.index("Answers at a glance")
     glance = text[start:text.index("Introduction", start)]
     metrics = {name: json.loads((ROOT / "metrics" / f"{name}.json").read_text())
@@ -362,16 +370,9 @@ def test_a_reviewer_reads_the_answers_in_the_committed_pdf():
 def test_the_committed_pdf_says_nothing_stale_and_a_planted_phrase_is_found():
     """Issue 61 item 4: the committed PDF's text holds no "None", "nan", "not measured" or
     "(s)"; the check finds each one planted."""
-    import pypdfium2
-
     from countercase.report.paper import STALE, stale_phrases
 
-    pdf = ROOT / layout.PAPER_PDF
-    if not pdf.exists():
-        pytest.skip("no committed render yet")
-    document = pypdfium2.PdfDocument(str(pdf))
-    text = " ".join(document[i].get_textpage().get_text_range() for i in range(len(document)))
-    document.close()
+    text = _committed_pdf_text()
     assert stale_phrases(text) == []
     for planted in ("the tagger scored None on dev", "a kappa of nan", "latency not measured",
                     "amended 1 time(s)"):

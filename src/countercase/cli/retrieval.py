@@ -346,8 +346,6 @@ def _folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
     documents only: what needs citations, dates or sheets does not run, and the served
     system's route takes the first system it can run), its indexes built once under
     ``root``; the rows (each says which system ranked it) and the indexes."""
-    from countercase.datasets.limits import Topics
-    from countercase.evaluate.run import composer
     from countercase.evaluate.trec import cached_collection, folder_paths
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.compose import routed, why_not
@@ -365,11 +363,10 @@ def _folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
     embed = registered(ran).reads_vectors(params.retrieve, params.evaluate.chunk_depth,
                                           "precedents")
     paths = cached_collection(docs, root, params.index, params.extract, embed)
-    rank = composer("precedents", paths, params.retrieve, params.evaluate, choices,
-                    supplied=supplied).system(ran)
-    run = rank(Topics({"query": query}, None, kind))["query"][:k]
-    rows = [{"rank": i, "judgment": doc, "system": ran, "score": round(score, 4)}
-            for i, (doc, score) in enumerate(run, start=1)]
+    # a collection of documents only: no citation collection or fact index beside it
+    opened = OpenedSystem(registered(ran), "precedents", paths, params, root / "none",
+                          layout.TUNING_CHOICE)
+    rows = [{**row, "system": ran} for row in opened.rows(query, k, kind)]
     if ran != spec.name:
         log.info("%s ranked your judgments (%s's route for a %s on a collection of documents "
                  "only)", ran, spec.name, kind)
