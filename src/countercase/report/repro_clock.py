@@ -123,7 +123,8 @@ def _prediction(root: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     path.unlink()
-    return {"total_s": found.get("total_s"), "cpu_class": found.get("cpu_class"),
+    return {"total_s": found.get("total_s"), "wall_s": found.get("wall_s"),
+            "jobs": found.get("jobs"), "cpu_class": found.get("cpu_class"),
             "unpredicted": found.get("unpredicted", [])}
 
 
