@@ -307,7 +307,7 @@ def test_a_warm_service_answers_each_query_and_names_a_bad_one(built):
     import urllib.request
     from pathlib import Path
 
-    from countercase.cli.retrieval import OpenedSystem
+    from countercase.explore.search import OpenedSystem
     from countercase.config import load_params
     from countercase.datasets.limits import KINDS
     from countercase.explore.serve import server

@@ -32,6 +32,10 @@ METADATA_OPTION = typer.Option(layout.METADATA)
 AILA_OPTION = typer.Option(layout.AILA, help="The AILA 2019 folder (topics, qrels, statutes).")
 CITATIONS_OPTION = typer.Option(layout.CITATIONS,
                                 help="The citation collection (stage citations).")
+CHOICE_OPTION = typer.Option(layout.TUNING_CHOICE,
+                             help="The tune stage's choice, whose values the tuned systems name.")
+VARIANT_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS,
+                                        help="Judgments to cut the chunking variants from.")
 # where the traceback of a bug goes (the one line on the terminal names it)
 CRASH_LOG = Path(".cache/countercase/last-error.log")
 
