@@ -63,7 +63,8 @@ $(LLM_STAMP): $(STAMP)
 JOBS ?= 2
 
 predict: $(STAMP)
-	$(VENV)/bin/python -m countercase.report.calibrate predict --jobs $(JOBS)
+	$(VENV)/bin/python -m countercase.report.calibrate predict
+	$(VENV)/bin/python -m countercase.dag.schedule --jobs $(JOBS)
 
 # Set-up and the whole pipeline, timed by repro_clock into metrics/timing/repro.json (a fresh
 # machine) or repro_rerun.json (anything else), which it decides from what it finds.
@@ -71,7 +72,8 @@ repro:
 	DVC_CACHE=$(DVC_CACHE) $(PYTHON) src/countercase/report/repro_clock.py start
 	$(MAKE) --no-print-directory setup llm
 	$(PYTHON) src/countercase/report/repro_clock.py setup-done
-	-$(VENV)/bin/python -m countercase.report.calibrate predict --jobs $(JOBS)
+	-$(VENV)/bin/python -m countercase.report.calibrate predict && \
+		$(VENV)/bin/python -m countercase.dag.schedule --jobs $(JOBS)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc checkout --allow-missing --quiet || true
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/python -m countercase.dag.parallel --jobs $(JOBS)
 	$(VENV)/bin/python -m countercase.report.readme  # the README's measured tables, from this run

@@ -65,3 +65,40 @@ def simulate(stages: Iterable[str], upstream: Mapping[str, set[str]],
                 del left[stage]
                 finished.add(stage)
     return clock
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Add the wall time of ``--jobs`` and the longest chain to the prediction that
+    ``countercase.report.calibrate predict`` wrote, and print them."""
+    import argparse
+    import json
+    import logging
+    from pathlib import Path
+
+    from countercase.dag.parallel import ALONE, Plan
+    from countercase.report.calibrate import PREDICTION
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--jobs", type=int, default=2, help="stages side by side (make's JOBS)")
+    parser.add_argument("--prediction", type=Path, default=PREDICTION)
+    args = parser.parse_args(argv)
+    try:
+        found = json.loads(args.prediction.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"error: no stage prediction to schedule in {args.prediction} ({error}): "
+                         "run `python -m countercase.report.calibrate predict` first") from None
+    plan = Plan(Path.cwd())
+    seconds = {s: found["stages"][s]["seconds"] for s in plan.stages if s in found["stages"]}
+    wall = simulate(plan.stages, plan.upstream, seconds, args.jobs, ALONE)
+    chain = max(chains(plan.stages, plan.upstream, seconds).values(), default=0.0)
+    print(f"  {'wall':<16} {wall / 60:6.1f} min with --jobs {args.jobs} (the runner's schedule, "
+          f"a stage beside another at 1/{BESIDE} its speed)\n"
+          f"  {'longest chain':<16} {chain / 60:6.1f} min (no number of jobs beats it)")
+    found.update(wall_s=round(wall, 1), jobs=args.jobs, longest_chain_s=round(chain, 1))
+    args.prediction.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n",
+                               encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

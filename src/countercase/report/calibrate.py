@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 from countercase import layout
-from countercase.dag.schedule import BESIDE, chains, simulate
 
 log = logging.getLogger(__name__)
 
@@ -283,21 +282,6 @@ def class_table(calibration: dict, stages_by_cpu: dict, stages: list[str]) -> st
     return "\n".join(rows) + f"\n\nCalibration units: {sources}.\n"
 
 
-def two_jobs(predicted: dict, jobs: int) -> tuple[float | None, float | None]:
-    """The default pipeline's predicted wall seconds under the runner's schedule with ``jobs``
-    and its longest chain of seconds, or Nones where DVC cannot read the graph."""
-    from countercase.dag.parallel import ALONE, Plan
-
-    try:
-        plan = Plan(Path.cwd())
-    except Exception as error:  # noqa: BLE001 - the prediction goes on without the wall time
-        log.warning("no wall-time prediction: DVC cannot read the pipeline (%s)", error)
-        return None, None
-    seconds = {s: predicted[s]["seconds"] for s in plan.stages if s in predicted}
-    return (simulate(plan.stages, plan.upstream, seconds, jobs, ALONE),
-            max(chains(plan.stages, plan.upstream, seconds).values(), default=0.0))
-
-
 def _default_stages() -> list[str]:
     import yaml
 
@@ -310,7 +294,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("action", choices=("measure", "predict"))
     parser.add_argument("--unit", action="append", choices=list(UNITS),
                         help="measure only this unit (repeatable)")
-    parser.add_argument("--jobs", type=int, default=2, help="stages side by side (make's JOBS)")
     parser.add_argument("--out", type=Path, default=PREDICTION,
                         help="where the prediction is kept for make repro's record")
     args = parser.parse_args(argv)
@@ -320,17 +303,10 @@ def main(argv: list[str] | None = None) -> None:
     predicted = predict(here, read_json(CALIBRATION), read_json(STAGES_BY_CPU))
     stages = _default_stages()
     print(f"predicted stage times on {here}:\n{report(predicted, stages)}")
-    wall, floor = two_jobs(predicted, args.jobs)
-    if wall is not None:
-        print(f"  {'wall':<16} {wall / 60:6.1f} min with --jobs {args.jobs} "
-              f"(the runner's schedule, a stage beside another at 1/{BESIDE} its speed)\n"
-              f"  {'longest chain':<16} {floor / 60:6.1f} min (no number of jobs beats it)")
     _write(args.out, {"cpu_class": here, "stages": {s: predicted[s] for s in stages
                                                     if s in predicted},
                       "total_s": round(sum(predicted[s]["seconds"] for s in stages
                                            if s in predicted), 1),
-                      "wall_s": None if wall is None else round(wall, 1), "jobs": args.jobs,
-                      "longest_chain_s": None if floor is None else round(floor, 1),
                       "unpredicted": [s for s in stages if s not in predicted]})
 
 
