@@ -176,10 +176,9 @@ def test_unwritable_outputs_empty_filters_and_negative_counts_are_refused(run_cl
     assert code == 2 and "--judge '': an empty filter" in err
     code, _, err = run_cli("adjacency", "--min-count", "-5")
     assert code == 2
-    from countercase.cli.base import UserError
-    from countercase.cli.counterfactual import _read_json
+    from countercase.cli.base import UserError, read_json
 
     big = tmp_path / "big.json"  # what `tree --sheet` reads
     big.write_text('{"case_id": "x", "n": ' + "9" * 5000 + "}")
     with pytest.raises(UserError, match="is not JSON this reads"):
-        _read_json(big)
+        read_json(big)

@@ -8,8 +8,8 @@ prints a stack trace unless ``--verbose`` asks for it.
 """
 
 from countercase.cli import (  # noqa: F401  (registers the commands)
-    biencoder, config, confirm, corpus, counterfactual, evaluation, explore, fetch, holdings, lab,
-    ltr, ner, rerank_llm, reranker, retrieval, scaleout, search)
+    biencoder, config, confirm, corpus, counterfactual, evaluation, explain, explore, factsheet,
+    fetch, holdings, lab, lab_cases, ltr, ner, rerank_llm, reranker, retrieval, scaleout, search)
 from countercase.cli.base import UserError, app, main
 
 # --help lists the commands by panel, in the order the panels first appear

@@ -36,6 +36,17 @@ CHOICE_OPTION = typer.Option(layout.TUNING_CHOICE,
                              help="The tune stage's choice, whose values the tuned systems name.")
 VARIANT_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS,
                                         help="Judgments to cut the chunking variants from.")
+# the inputs of the corpus query cases (countercase.perturb.cases), read by perturb, llm-check,
+# validity-v2 and the lab's samples
+EDGES_OPTION = typer.Option(layout.SECTION_EDGES)
+CASE_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS, help="Judgment texts (corpus cases).")
+CASE_SHEETS_OPTION = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets.")
+PROFILES_OPTION = typer.Option(
+    None, help="Holding profiles (stage `holdings`): explain each result by the holding it "
+    "shares and each edge by its citation-grounded targets (reads the citation collection).")
+GROUPS_OPTION = typer.Option(layout.RERANKER_GROUPS,
+                             help="Resolved citations (stage train_reranker).")
+GOLD_OPTION = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts.")
 # where the traceback of a bug goes (the one line on the terminal names it)
 CRASH_LOG = Path(".cache/countercase/last-error.log")
 
@@ -140,3 +151,17 @@ def _write_crash_log() -> Path:
         return CRASH_LOG.resolve()
     except OSError:
         return Path("(not writable: run with --debug)")
+
+
+def read_json(path: Path):
+    """A JSON input a user gave (a fact sheet, a tree); what cannot be read is named."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path} is not JSON: {error}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    except RecursionError:
+        raise UserError(f"{path} is not a fact sheet: JSON nested too deeply") from None
+    except ValueError as error:  # a number too long to read (Python's digit limit)
+        raise UserError(f"{path} is not JSON this reads: {error}") from None

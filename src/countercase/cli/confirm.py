@@ -1,5 +1,5 @@
-"""The directional validity test, stage validity-v3 (its case list: countercase lab
-validity-v3-cases)."""
+"""The confirmatory validity tests: stage validity-v2 (the preregistered run on corpus cases) and
+stage validity-v3 (the directional test; its case list: countercase lab validity-v3-cases)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPTION,
-                                  INDEX_DIR_OPTION, METADATA_OPTION, PARAMS_OPTION,
-                                  TIMING_OPTION, UserError, app, require, write_json)
+from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
+                                  CITATIONS_OPTION, DENSE_DIR_OPTION, EDGES_OPTION, GOLD_OPTION,
+                                  GROUPS_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
+                                  PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
+                                  write_json)
 from countercase.config import load_params
 
 log = logging.getLogger(__name__)
@@ -59,3 +61,51 @@ def validity_v3(
     if timing:
         write_json(timing, {"seconds": summary["seconds"]})
     log.info("validity v3: %s", summary["by_ranker"].get("trees"))
+
+
+@app.command("validity-v2")
+def validity_v2(
+    out: Path = typer.Option(layout.VALIDITY_V2_OUT, help="Rows and summary."),
+    edges: Path = EDGES_OPTION,
+    documents: Path = CASE_DOCUMENTS_OPTION,
+    sheets: Path = CASE_SHEETS_OPTION,
+    groups: Path = GROUPS_OPTION,
+    gold: Path = GOLD_OPTION,
+    citations: Path = CITATIONS_OPTION,
+    index_dir: Path = INDEX_DIR_OPTION,
+    dense_dir: Path = DENSE_DIR_OPTION,
+    chunks: Path = CHUNKS_OPTION,
+    metadata: Path = METADATA_OPTION,
+    prereg: Path = typer.Option(layout.VALIDITY_V2, help="The preregistration."),
+    pilot: int = typer.Option(0, min=0, help="Run on this many of v1's development cases "
+                              "instead, without the guard (a test of the code and its time)."),
+    metrics: Optional[Path] = typer.Option(None, help="Write the summary here too (JSON)."),
+    timing: Optional[Path] = TIMING_OPTION,
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """The confirmatory validity experiment (docs/preregistration/validity_v2.md), refused
+    unless the preregistration is final, committed before this commit and unchanged; its
+    summary goes to OUT/summary.json (metrics/counterfactual.json validity_v2)."""
+    from countercase.confirm.prereg import PreregistrationError
+    from countercase.confirm.run import Inputs, run_validity_v2
+    from countercase.retrieve.load import IndexPaths
+
+    params = load_params(params_path)
+    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
+    for path, what in ((citations, "citation collection (stage `citations`)"),
+                       (groups, "citation groups (stage `train_reranker`)"),
+                       (sheets, "fact sheets (stage `factsheets`)"),
+                       (edges, "section adjacency map (stage `adjacency`)")):
+        require(path, what)
+    try:
+        summary = run_validity_v2(params, Inputs(paths, citations, documents, sheets, edges,
+                                                 groups, gold, prereg=prereg), out,
+                                  pilot=pilot)
+    except PreregistrationError as error:
+        raise UserError(str(error)) from None
+    write_json(out / "summary.json", summary)
+    if metrics:
+        write_json(metrics, summary)
+    if timing:
+        write_json(timing, {"seconds": summary["seconds"]})
+    log.info("validity v2: %s", json.dumps(summary["by_ranker"].get("bm25", {}))[:300])

@@ -4,27 +4,23 @@ roles, the holding profiles' sample and scorer, the validity cases). They made t
 ``data/gold/`` and the preregistrations' lists; a user of the package never needs them, so they
 live here, apart from the product's commands and the pipeline's stages.
 
-The preregistrations name two of them by their old top-level names (``countercase
-validity-cases``, ``countercase validity-v3-cases``); those still run, hidden from ``--help``.
+The validity experiments' case lists are :mod:`countercase.cli.lab_cases`'s.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, INDEX_DIR_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, UserError, app, require,
-                                  writable, write_json)
-from countercase.cli.counterfactual import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION,
-                                            EDGES_OPTION, GOLD_OPTION, GROUPS_OPTION,
-                                            _case_sets)
+from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, EDGES_OPTION,
+                                  GOLD_OPTION, GROUPS_OPTION, METADATA_OPTION, PARAMS_OPTION,
+                                  UserError, app, require, writable, write_json)
+from countercase.cli.counterfactual import case_sets
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
@@ -61,7 +57,7 @@ def audit_sample(
     if engine not in ENGINES:
         raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
     params = load_params(params_path)
-    sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold, fresh)
+    sets = case_sets(params, edges, documents, sheets, metadata, groups, gold, fresh)
     cases = sets.fresh if fresh else sets.validity
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
     candidates = pool
@@ -106,7 +102,7 @@ def llm_calibration_sample(
     from countercase.perturb.calibration import write_sample
 
     params = load_params(params_path)
-    cases = _case_sets(params, edges, documents, sheets, metadata, groups,
+    cases = case_sets(params, edges, documents, sheets, metadata, groups,
                        gold).validity[:params.llm_check.cases]
     pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, "calibration")
     sample = write_sample(pool, audit, out, params.llm_check.calibration, params.seed)
@@ -198,93 +194,6 @@ def audit_results_command(
                       for e in ENGINES if e in found}))
 
 
-@lab.command("validity-cases")
-def validity_cases(
-    out: Path = typer.Option(layout.VALIDITY_V2_CASES, help="The case list to write."),
-    citations: Path = CITATIONS_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = typer.Option(layout.GOLD, help="The labelled files."),
-    chunks: Path = CHUNKS_OPTION,
-    params_path: Path = PARAMS_OPTION,
-) -> None:
-    """The confirmatory validity cases in their seeded order (docs/preregistration/
-    validity_v2.md, section 8), written one id a line; prints how many were left out, and why,
-    and the list's SHA-256 for the preregistration."""
-    import pandas as pd
-
-    from countercase.confirm.cases import confirmatory_cases
-    from countercase.runtime.digests import sha256_files
-
-    require(citations, "citation collection (stage `citations`)")
-    require(groups, "citation groups (stage `train_reranker`)")
-    require(chunks, "chunk table (stage `extract`)")
-    params = load_params(params_path)
-    p = params.perturb
-    corpus = set(pd.read_parquet(chunks, columns=["doc_id"])["doc_id"])
-    # v1 searched its tuning and validity cases; the legal audit's labellers read the cases of
-    # its samples, which its files name
-    order, left_out = confirmatory_cases(citations, groups, gold, corpus, params.seed,
-                                         p.tuning_cases + p.corpus_cases)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(f"{qid}\n" for qid in order), encoding="utf-8")
-    typer.echo(json.dumps({"cases": len(order), "left_out": left_out,
-                           "sha256": sha256_files(out), "file": str(out)}, indent=1))
-
-
-@lab.command("validity-feasibility")
-def validity_feasibility(
-    tolerance: list[float] = typer.Option([0.1, 0.25, 0.5], help="Tolerances to count at."),
-    per_type: Optional[int] = typer.Option(None, min=1, help="Root edits per fact type "
-                                           "(default: params.yaml perturb.per_type)."),
-    edges: Path = EDGES_OPTION,
-    documents: Path = CASE_DOCUMENTS_OPTION,
-    sheets: Path = CASE_SHEETS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = GOLD_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    params_path: Path = PARAMS_OPTION,
-) -> None:
-    """How many operative edits of v1's validity cases (development cases) find a matched
-    placebo at each tolerance, by fact type: texts and document frequencies only, never a
-    ranking (docs/preregistration/validity_v2.md, section 10)."""
-    from collections import Counter
-
-    import pandas as pd
-
-    from countercase.confirm.matching import Mass
-    from countercase.confirm.pairs import case_pairs, successors
-    from countercase.confirm.run import Corpus, Inputs
-    from countercase.index.bm25 import Bm25Searcher
-    from countercase.retrieve.load import IndexPaths
-
-    bad = [t for t in tolerance if not (math.isfinite(t) and t > 0)]
-    if bad:
-        raise UserError(f"--tolerance {bad[0]}: give a share of the edit's mass above 0")
-    params = load_params(params_path)
-    sets = _case_sets(params, edges, documents, sheets, metadata, groups, gold)
-    paths = IndexPaths(index_dir, layout.DENSE, layout.CHUNKS, metadata)
-    corpus = Corpus(Inputs(paths, documents=documents, sheets=sheets))
-    table = pd.read_parquet(edges)
-    successor = successors(table)
-    found = {}
-    with Bm25Searcher(index_dir / "precedents_chunks") as searcher:
-        mass = Mass(searcher.analyze, searcher.idf)
-        for level in tolerance:
-            counts: Counter = Counter()
-            cases_with_pairs = 0
-            for case in sets.validity:
-                pairs, left = case_pairs(case, table, per_type or params.perturb.per_type,
-                                         corpus.reasons(case.cited), mass, successor, level)
-                cases_with_pairs += bool(pairs)
-                counts.update(f"{p.fact_type}/matched" for p in pairs)
-                counts.update(f"{r['fact_type']}/{r['reason']}" for r in left)
-            found[str(level)] = {"cases": len(sets.validity),
-                                 "cases_with_a_pair": cases_with_pairs,
-                                 "edits": dict(sorted(counts.items()))}
-    typer.echo(json.dumps(found, indent=1))
-
-
 @lab.command("holdings-fit")
 def holdings_fit(
     documents: Path = typer.Option(layout.DOCUMENTS, help="The ingest stage's judgments."),
@@ -313,41 +222,3 @@ def holdings_sample(
     params = load_params(params_path)
     texts = {d.doc_id: d.text for d in read_documents(documents)}
     print("\n".join(sample(texts, params.seed, params.targets.sample)))
-
-
-@lab.command("validity-v3-cases")
-def validity_v3_cases(
-    targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
-    citations: Path = CITATIONS_OPTION,
-    part: str = typer.Option("heldout", help="The citation collection's part (tuning: a pilot)."),
-    out: Optional[Path] = typer.Option(None, help="Write the list here (the preregistration's "
-                                       "cases_file)."),
-    prereg: Path = typer.Option(layout.VALIDITY_V3, help="Its settings (tolerance, per_type)."),
-    index_dir: Path = INDEX_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    params_path: Path = PARAMS_OPTION,
-) -> None:
-    """v3's case list: every citation case of PART with an edit whose whole-graph targets are
-    not empty, and how many yield a matched pair (texts and document frequencies, no ranking)."""
-    import json
-
-    from countercase.confirm.prereg import read_settings
-    from countercase.confirm.v3 import SETTINGS, Inputs, eligible, feasibility, read_targets
-    from countercase.datasets.citations import read_citations
-    from countercase.retrieve.load import IndexPaths
-
-    require(targets, "targets (stage `targets`)")
-    ids = eligible(read_targets(targets), read_citations(citations).part, part)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("\n".join(ids) + "\n", encoding="utf-8")
-    inputs = Inputs(IndexPaths(index_dir, chunks=chunks, metadata=metadata), citations,
-                    targets=targets, prereg=prereg)
-    print(json.dumps(feasibility(ids, inputs, load_params(params_path), read_settings(prereg, SETTINGS)),
-                     indent=2))
-
-
-# the names the frozen preregistrations give them
-app.command("validity-cases", hidden=True)(validity_cases)
-app.command("validity-v3-cases", hidden=True)(validity_v3_cases)
