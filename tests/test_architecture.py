@@ -107,3 +107,10 @@ def test_the_everyday_tier_covers_every_package():
                 covered.update(a.name for a in node.names)
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     assert packages <= covered, sorted(packages - covered)
+
+
+def test_the_cli_only_parses_so_its_modules_stay_short():
+    """Issue 60: a stage's body lives in its package; cli/ modules parse, check and print."""
+    long = {p.name: n for p in (PACKAGE / "cli").glob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) >= 300}
+    assert not long, f"cli/ modules of 300 lines or more: {long}"
