@@ -310,8 +310,8 @@ def test_the_committed_files_alone_render_the_committed_paper(tmp_path):
     assert stamped(tmp_path / "paper.html", tmp_path / "paper.pdf") == (again["sha256"],) * 2
 
 
-def _committed_pdf_text() -> str:
-    """The committed PDF's text, its pages joined (skips before a first render)."""
+def _committed_pdf_pages() -> list[str]:
+    """The committed PDF's text, page by page (skips before a first render)."""
     import pypdfium2
 
     pdf = ROOT / layout.PAPER_PDF
@@ -319,10 +319,14 @@ def _committed_pdf_text() -> str:
         pytest.skip("no committed render yet")
     document = pypdfium2.PdfDocument(str(pdf))
     try:
-        return " ".join(document[i].get_textpage().get_text_range()
-                        for i in range(len(document)))
+        return [document[i].get_textpage().get_text_range() for i in range(len(document))]
     finally:
         document.close()
+
+
+def _committed_pdf_text() -> str:
+    """The committed PDF's text, its pages joined (skips before a first render)."""
+    return " ".join(_committed_pdf_pages())
 
 
 def test_a_reviewer_reads_the_answers_in_the_committed_pdf():
@@ -388,3 +392,32 @@ def test_quarto_cross_references_become_links_and_citations_stay():
     assert crossrefs(text).endswith(
         'see [Figure 2](#fig-a-b), ([section "At a glance"](#sec-glance)); [@cormack2009rrf], '
         "x@y.z and [the section](#sec-none).")
+
+
+MAIN_BODY_PAGES = 16  # issue 61: at most 16 pages before the references and the appendix
+
+
+def test_the_committed_pdf_keeps_its_main_body_short_and_marks_its_appendix():
+    """Issue 61: the committed PDF's main body ends within 16 pages (the References heading
+    stands on page 17 at the latest), and a heading naming the appendix comes after the
+    references, so everything a user of the package needs is marked as the appendix."""
+    import re
+
+    pages = _committed_pdf_pages()
+    lines = [(n, line.strip()) for n, page in enumerate(pages, start=1)
+             for line in page.splitlines()]
+    references = [n for n, line in lines if line == "References"]
+    assert references, "no References heading in the committed PDF"
+    assert references[0] <= MAIN_BODY_PAGES + 1, (
+        f"the references begin on page {references[0]}: the main body runs past "
+        f"{MAIN_BODY_PAGES} pages")
+    at = next(i for i, (n, line) in enumerate(lines) if line == "References")
+    after = [(n, line) for n, line in lines[at + 1:]
+             if re.match(r"(?:[A-Z0-9.]+\s+)?Appendix\b", line)]
+    assert after, "no heading marks the appendix after the references"
+    assert after[0][0] >= references[0]
+    # the main body still holds what a reviewer reads for
+    main = " ".join(pages[:references[0]]).lower()
+    for bar in ("leakage", "chance", "power", "annotat", "served system", "confidence interval",
+                "preregist", "limitation"):
+        assert bar in main, bar
