@@ -10,8 +10,13 @@
 
 # %% [markdown]
 # # 01 Corpus and extraction
-# What the `ingest` and `extract` stages produced from the embedded AILA 2019 corpus and the real
-# PDFs. Run `dvc repro extract_eval` first. The logic lives in `countercase`; this notebook only looks.
+# **What it shows:** what the `ingest` and `extract` stages produced from the embedded AILA 2019
+# corpus and the real PDFs: the judgments' metadata, sections and chunks, and the extraction's
+# scores against the gold labels.
+#
+# **What to change:** nothing to set; filter the tables below to look at another court, year or
+# section type. Run `dvc repro extract_eval` first. The logic lives in `countercase`; this
+# notebook only looks.
 
 # %%
 import json

@@ -15,10 +15,13 @@
 
 # %% [markdown]
 # # 02 Retrieval
-# The retrieval pipeline the perturbation trees call, on the AILA 2019 corpus: one search with its
-# attribution, the statute search, and the evaluation of the systems. Run `dvc repro evaluate`
-# first. The logic lives in `countercase.retrieve`, `countercase.experiment` and
-# `countercase.evaluate`; datasets come by id from `countercase.datasets`.
+# **What it shows:** the retrieval pipeline on the AILA 2019 corpus: one search with each stage's
+# score, the statute search, every system's scores, and a comparison with paired tests.
+#
+# **What to change:** `QUERY`, `SYSTEM` (any name of `configs/systems.yaml`) and `SYSTEMS` (the
+# stored runs compared); notebook 05 adds a system of your own. Run `dvc repro evaluate` first.
+# The logic lives in `countercase.retrieve`, `countercase.experiment` and `countercase.evaluate`;
+# datasets come by id from `countercase.datasets`.
 
 # %% tags=["parameters"]
 QUERY = "AILA_Q12"  # the query searched below

@@ -10,10 +10,12 @@
 
 # %% [markdown]
 # # 03 Counterfactual trees
-# Which facts of a case decide which precedents apply: a case's fact sheet, its rule
-# perturbations, and the perturbation tree with the retrieval run at every node. Run
-# `dvc repro perturb` first. Everything goes through the facade `countercase.case`, which finds
-# the project's outputs from wherever the notebook runs.
+# **What it shows:** which facts of a case decide which precedents apply: a case's fact sheet, its
+# rule perturbations, and the perturbation tree with the retrieval run at every node.
+#
+# **What to change:** `QUERY` (an AILA query id) and `SYSTEM` (the system every node searches).
+# Run `dvc repro perturb` first. Everything goes through the facade `countercase.case`, which
+# finds the project's outputs from wherever the notebook runs.
 
 # %% tags=["parameters"]
 QUERY = "AILA_Q30"  # the case: an AILA query id

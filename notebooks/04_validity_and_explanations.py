@@ -10,11 +10,13 @@
 
 # %% [markdown]
 # # 04 Counterfactual validity, the LLM check, explanations and topology
-# Do cited precedents move further when a fact they share with the case changes than when
-# nothing legal changes? Does the LLM check filter well? Why was each precedent retrieved, and
-# which precedents are robust? Run `dvc repro perturb llm_check explain topology` first. The
-# logic lives in `countercase.perturb.validity`, `countercase.perturb.llm_check` and
-# `countercase.explain`.
+# **What it shows:** whether cited precedents move further when a fact they share with the case
+# changes than when nothing legal changes; how well the LLM check filters; why each precedent
+# was retrieved; and which precedents are robust.
+#
+# **What to change:** `TREE` (the explained tree shown) and `VALIDITY_ROWS` (False: the metrics
+# alone). Run `dvc repro perturb llm_check explain topology` first. The logic lives in
+# `countercase.perturb.validity`, `countercase.perturb.llm_check` and `countercase.explain`.
 
 # %% tags=["parameters"]
 VALIDITY_ROWS = True  # the validity experiment's rows (trees/validity.csv); False: metrics only

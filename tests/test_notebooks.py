@@ -48,7 +48,7 @@ def notebook_project(project, raw_dir) -> Path:
 
 def test_every_notebook_runs_on_a_small_real_project(notebook_project, tmp_path):
     sources = notebook_sources(ROOT / "notebooks")
-    assert [s.stem[:2] for s in sources] == ["01", "02", "03", "04"]
+    assert [s.stem[:2] for s in sources] == ["01", "02", "03", "04", "05"]
     report = run_notebooks(sources, tmp_path, notebook_project, {
         "02_retrieval": {"SYSTEMS": SYSTEMS, "CITATION_SYSTEMS": [], "SYSTEM": "bm25"},
         "03_counterfactual_trees": {"SYSTEM": "bm25"},
@@ -63,6 +63,16 @@ def test_every_notebook_runs_on_a_small_real_project(notebook_project, tmp_path)
     shown = "".join(str(o.get("data", {}).get("text/plain", "")) for c in retrieval.cells
                     if c.cell_type == "code" for o in c.get("outputs", []))
     assert "judgment" in shown and "C" in shown  # a result table of the fixture's judgments
+    added = nbformat.read(tmp_path / "05_add_a_system.ipynb", as_version=4)
+    shown = "".join(str(o.get("data", {}).get("text/plain", "")) for c in added.cells
+                    if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "bm25_and_docs" in shown and "MAP" in shown  # the new system scored beside bm25
+
+
+def test_every_notebook_says_what_it_shows_and_what_to_change():
+    for source in notebook_sources(ROOT / "notebooks"):
+        text = source.read_text(encoding="utf-8")
+        assert "**What it shows:**" in text and "**What to change:**" in text, source.name
 
 
 def test_a_failing_notebook_is_named(tmp_path, project):

@@ -140,3 +140,42 @@ def test_a_bridge_ranks_the_statutes_its_precedent_system_cites(indexed_corpus, 
     why = why_not([BY_NAME["ltr_bridge"]], "statutes", base, supplied=frozenset())
     assert why["ltr_bridge"].startswith("needs citations, dates, fact_sheets")
     assert why_not([BY_NAME["ltr_bridge"]], "precedents", base) == {}  # ranks statutes only
+
+
+def test_a_system_added_by_one_entry_is_built_by_the_composer(tmp_path, project):
+    """The README's recipe (issue 60): one entry in the registry's format, and the composer
+    that builds every system builds and ranks it; an entry naming no system is refused."""
+    import yaml
+
+    from countercase import layout
+    from countercase.case import Workspace
+    from countercase.datasets.aila import read_queries
+    from countercase.config import ConfigError
+    from countercase.evaluate.run import composer
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.registry import SYSTEMS_FILE, read_systems
+
+    entries = yaml.safe_load(SYSTEMS_FILE.read_text(encoding="utf-8"))
+    entries["systems"]["toy"] = {"description": "a toy fusion", "level": "fusion",
+                                 "fuse": {"bm25": 1.0, "bm25_docs": 1.0},
+                                 "tasks": ["precedents"]}
+    file = tmp_path / "systems.yaml"
+    file.write_text(yaml.safe_dump(entries), encoding="utf-8")
+    registry = {spec.name: spec for spec in read_systems(file)}
+    workspace = Workspace(project)
+    params = workspace.params
+    build = composer("precedents", workspace.index_paths, params.retrieve, params.evaluate,
+                     Choices(), registry=registry)
+    topics = read_queries(workspace.path(layout.AILA_QUERIES))
+    qid = next(iter(topics))
+    toy = build.system("toy")({qid: topics[qid]})[qid]
+    bm25 = build.system("bm25")({qid: topics[qid]})[qid]
+    docs = build.system("bm25_docs")({qid: topics[qid]})[qid]
+    assert toy and {d for d, _ in toy} <= {d for d, _ in bm25} | {d for d, _ in docs}
+    with pytest.raises(ConfigError, match="no system 'toy' in the registry"):
+        composer("precedents", workspace.index_paths, params.retrieve, params.evaluate,
+                 Choices()).system("toy")
+    entries["systems"]["toy"]["fuse"] = {"bm25": 1.0, "nope": 1.0}
+    file.write_text(yaml.safe_dump(entries), encoding="utf-8")
+    with pytest.raises(ConfigError, match="system 'toy' refers to no system 'nope'"):
+        read_systems(file)

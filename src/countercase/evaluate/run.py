@@ -16,7 +16,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -61,18 +61,20 @@ def composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: Evalu
              exclude: dict[str, list[str]] | None = None,
              variants: VariantSource | None = None, admits=None,
              citations: Path | None = None, unmasked=None,
-             supplied: frozenset[str] = CORPUS_SUPPLIES) -> Composer:
+             supplied: frozenset[str] = CORPUS_SUPPLIES,
+             registry: Mapping[str, SystemSpec] | None = None) -> Composer:
     """What builds the ranking function of each system on one collection: ``evaluate.depth``
     documents per topic; ``admits``: the dataset's rule of what a search may return (the
     citation prior's); ``citations``: the citation collection's folder (None: none);
     ``unmasked``: qids -> the citation queries' unmasked texts; ``supplied``: what the
-    collection supplies beyond documents, topics and qrels (the served system's route)."""
+    collection supplies beyond documents, topics and qrels (the served system's route);
+    ``registry``: the systems by name (default: configs/systems.yaml's)."""
     chunkings = (None if variants is None else lambda size, overlap: chunk_variant(
         variants.documents, variants.extract_dir, size, overlap, variants.out))
     links = None if citations is None else lambda: read_citations(citations).links
     return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
                     searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,
-                    supplied=supplied)
+                    supplied=supplied, registry=BY_NAME if registry is None else registry)
 
 
 def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,

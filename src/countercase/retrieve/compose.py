@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from countercase import layout
-from countercase.config import RetrieveParams
+from countercase.config import ConfigError, RetrieveParams
 from countercase.datasets.limits import limit_of
 from countercase.retrieve.choices import Choices, ChoiceError
 from countercase.retrieve.features import FeatureSource
@@ -66,6 +66,9 @@ class Composer:
     ltr_dir: Path = layout.LTR
     ltr_rule: Path = layout.LTR_RULE
     supplied: frozenset[str] = CORPUS_SUPPLIES  # what the collection supplies (a route's)
+    # the systems by name: configs/systems.yaml's, or another file's (read_systems), so that a
+    # system declared in one entry is built and scored as a registered one is
+    registry: Mapping[str, SystemSpec] = field(default_factory=lambda: BY_NAME)
     _runs: dict = field(default_factory=dict, init=False, repr=False)
     _opened: dict = field(default_factory=dict, init=False, repr=False)  # by (dense, rerank)
     _links: tuple | None = field(default=None, init=False, repr=False)
@@ -79,7 +82,10 @@ class Composer:
         replacing = dict(replacing or {})
         if name in replacing:
             return self.system(replacing[name], replacing)
-        build = self._build(BY_NAME[name], replacing)
+        if name not in self.registry:
+            raise ConfigError(f"no system {name!r} in the registry: use one of "
+                              f"{', '.join(self.registry)}")
+        build = self._build(self.registry[name], replacing)
         key = (name, tuple(sorted(replacing.items())))
 
         def rank(topics: Mapping[str, str]) -> Run:
