@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from countercase import layout
-from countercase.config import ADOPTED, CHOICES, ConfigError, Params, load_params
+from countercase.config import ADOPTABLE, CHOICES, ConfigError, Params, load_params
 from countercase.reranker.choice import MARGIN, decide
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,29 +41,30 @@ def _outs(stage: dict) -> set[str]:
 
 def test_params_yaml_holds_no_value_a_choice_file_holds():
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    held = [key for keys in ADOPTED.values() for key in keys
+    held = [key for choice in CHOICES.values() for key in choice.keys
             if key.split(".")[1] in raw.get(key.split(".")[0], {})]
     assert not held
 
 
 def test_every_choice_file_is_written_by_its_stage_and_declared_by_each_reader():
     stages = _stages()
-    for name, (path, writer, _) in CHOICES.items():
+    for name in ADOPTABLE:
+        path, writer = CHOICES[name].path, CHOICES[name].stage
         assert str(path) in _outs(stages[writer]), (writer, path)
     lacking = {}
     for stage_name, stage in stages.items():
         declared = _params(stage)
         deps = set(stage.get("deps", []))
-        adopts = WRITERS_ADOPT.get(stage_name, tuple(CHOICES))
+        adopts = WRITERS_ADOPT.get(stage_name, ADOPTABLE)
         for name in adopts:
             keys = {k for k in declared if k.split(".")[0] in READS[name] and "." in k}
             # any retrieve key: the stage runs the pipeline, which the tuned values shape (the
             # ltr choice names the systems served and searched, which no pipeline reads)
             reads = (any(section in declared for section in READS[name])
-                     or bool(keys & set(ADOPTED[name]))
+                     or bool(keys & set(CHOICES[name].keys))
                      or ("retrieve" in READS[name] and name != "ltr" and bool(keys)))
-            if reads and str(CHOICES[name][0]) not in deps:
-                lacking.setdefault(stage_name, []).append(str(CHOICES[name][0]))
+            if reads and str(CHOICES[name].path) not in deps:
+                lacking.setdefault(stage_name, []).append(str(CHOICES[name].path))
     assert not lacking, f"stages that read a choice without declaring its file: {lacking}"
 
 
@@ -114,7 +115,7 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
 
 def test_a_chosen_value_in_params_yaml_names_the_stage_that_chooses_it(tmp_path):
     path = _project(tmp_path, "retrieve:\n  fact_weight: 0.5\n")
-    for adopt in (tuple(CHOICES), ()):  # a stage that adopts no choice refuses it too
+    for adopt in (ADOPTABLE, ()):  # a stage that adopts no choice refuses it too
         with pytest.raises(ConfigError, match=r"retrieve.fact_weight: chosen by stage tune"):
             load_params(path, adopt=adopt)
 

@@ -46,7 +46,7 @@ def test_the_served_and_the_trees_systems_are_registered_pipelines():
      "  z:\n    description: d\n    level: prior\n    of: x\n    weight: 1\n    reference: z\n",
      "composed of itself"),
     ("  x:\n    description: d\n    level: docs\n    k1: {choice: tune.docs.k1}\n    b: 1\n",
-     "FILE one of tuning, tuning_ft"),
+     "FILE one of tuning, reranker, trees, ltr, serving, tuning_ft"),
     ("  x:\n    description: d\n    level: docs\n    overrides: {use_mmr: false}\n"
      "    k1: 1\n    b: 1\n", "only a chunks system overrides"),
     ("  x:\n    description: d\n    overrides: {use_bm26: false}\n", "no retrieve parameters"),

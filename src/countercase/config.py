@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -440,36 +440,49 @@ def _serving(choice: dict, source: Path) -> dict[str, dict]:
     return {"retrieve": {"system": "served"}}
 
 
-# name -> (the choice file, relative to params.yaml's folder; the stage that writes it; the
-# values it sets, by section)
-CHOICES: dict[str, tuple[Path, str, Callable[[dict, Path], dict[str, dict]]]] = {
-    "tuning": (layout.TUNING_CHOICE, "tune", tuned_retrieve),
-    "reranker": (layout.RERANKER_CHOICE, "train_reranker", _reranker),
-    "trees": (layout.TREES_CHOICE, "perturb", _trees),
-    "ltr": (layout.LTR_CHOICE, "train_ltr", _ltr),
-    "serving": (layout.SERVING_CHOICE, "train_ltr", _serving),
-}
-# the keys each choice sets (what params.yaml must not hold)
-ADOPTED = {"tuning": ("retrieve.fusion_weights", "retrieve.mmr_tasks", "retrieve.fact_weight",
+class Choice(NamedTuple):
+    """A choice file: where it lies (relative to ``params.yaml``'s folder), the stage that
+    writes it, the parameters it sets (``params.yaml`` must not hold them) and how its values
+    are read, by section (None: it sets no parameter; ``configs/systems.yaml`` reads its values
+    by reference, ``{choice: FILE.KEY}``)."""
+
+    path: Path
+    stage: str
+    keys: tuple[str, ...] = ()
+    values: Callable[[dict, Path], dict[str, dict]] | None = None
+
+
+# every choice file, by the name ``adopt=`` and the registry's references use
+CHOICES: dict[str, Choice] = {
+    "tuning": Choice(layout.TUNING_CHOICE, "tune",
+                     ("retrieve.fusion_weights", "retrieve.mmr_tasks", "retrieve.fact_weight",
                       "retrieve.query_reduction", "retrieve.bridge_depth",
-                      "retrieve.bridge_rank_offset", "retrieve.bridge_weights"),
-           "reranker": ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"),
-           "trees": ("perturb.fact_weight",), "ltr": ("perturb.learned",),
-           "serving": ("retrieve.system",)}
+                      "retrieve.bridge_rank_offset", "retrieve.bridge_weights"), tuned_retrieve),
+    "reranker": Choice(layout.RERANKER_CHOICE, "train_reranker",
+                       ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"), _reranker),
+    "trees": Choice(layout.TREES_CHOICE, "perturb", ("perturb.fact_weight",), _trees),
+    "ltr": Choice(layout.LTR_CHOICE, "train_ltr", ("perturb.learned",), _ltr),
+    "serving": Choice(layout.SERVING_CHOICE, "train_ltr", ("retrieve.system",), _serving),
+    "tuning_ft": Choice(layout.TUNING_FT_CHOICE, "tune_ft"),
+}
+# the choices that set parameters, which a stage adopts by default
+ADOPTABLE = tuple(name for name, choice in CHOICES.items() if choice.values is not None)
 
 
 def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:
     """``raw`` (params.yaml's mapping) with the values of the choice files ``names``; a choice
     not made yet (its file missing) leaves the defaults of :class:`Params`. ``raw`` holding a
     chosen value is an error, whichever choices are adopted."""
-    for name, keys in ADOPTED.items():
-        held = [key for key in keys if isinstance(raw.get(key.split(".")[0]), dict)
+    for choice in CHOICES.values():
+        held = [key for key in choice.keys if isinstance(raw.get(key.split(".")[0]), dict)
                 and key.split(".")[1] in raw[key.split(".")[0]]]
         if held:
-            raise ConfigError(f"{path}: {', '.join(held)}: chosen by stage {CHOICES[name][1]} "
-                              f"({CHOICES[name][0]}); remove it from {path.name}")
+            raise ConfigError(f"{path}: {', '.join(held)}: chosen by stage {choice.stage} "
+                              f"({choice.path}); remove it from {path.name}")
     for name in names:
-        relative, stage, values_of = CHOICES[name]
+        relative, stage, _, values_of = CHOICES[name]
+        if values_of is None:
+            continue
         source = root / relative
         if not source.is_file():
             log.debug("no %s (stage %s): its values are the defaults", source, stage)
@@ -495,7 +508,7 @@ def write_choice(path: Path, picked: dict, header: str) -> None:
 
 
 def load_params(path: str | Path = "params.yaml",
-                adopt: Iterable[str] = tuple(CHOICES)) -> Params:
+                adopt: Iterable[str] = ADOPTABLE) -> Params:
     """``path``'s parameters with the choices ``adopt`` names (default: every one) read from
     their files beside it; a stage that writes a choice adopts none that follow from it."""
     path = Path(path)

@@ -16,9 +16,9 @@ from countercase.config import CHOICES, ConfigError, load_params
 def _choice_sources(root: Path) -> dict[str, str]:
     """``section.key`` -> the choice file that sets it (and the stage that wrote it)."""
     found: dict[str, str] = {}
-    for relative, stage, values_of in CHOICES.values():
+    for relative, stage, _, values_of in CHOICES.values():
         source = root / relative
-        if not source.is_file():
+        if values_of is None or not source.is_file():
             continue
         chosen = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
         for section, values in values_of(chosen, source).items():
@@ -28,15 +28,15 @@ def _choice_sources(root: Path) -> dict[str, str]:
 
 def _step_sources(step: dict[str, Any], choices, systems_file: str) -> dict[str, tuple]:
     """Each step setting -> (its value, where it came from): a chosen value names its file."""
-    from countercase.retrieve.choices import FILES, is_ref
+    from countercase.retrieve.choices import is_ref
 
     rows = {}
     for key, value in step.items():
         if is_ref(value):
             name = str(value["choice"]).split(".")[0]
             rows[key] = (choices.resolve(value, strict=False),
-                         f"{FILES[name][0]} {value['choice'].split('.', 1)[1]} (stage "
-                         f"{FILES[name][1]})")
+                         f"{CHOICES[name].path} {value['choice'].split('.', 1)[1]} (stage "
+                         f"{CHOICES[name].stage})")
         else:
             rows[key] = (value, systems_file)
     return rows

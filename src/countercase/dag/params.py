@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from countercase import layout
-from countercase.config import ADOPTED, record_reads
+from countercase.config import CHOICES, record_reads
 from countercase.dag.stages import BY_NAME
 
 READ = layout.INTERIM / "params_read"
@@ -38,10 +38,10 @@ def write(keys: set[str] | None, folder: Path = READ) -> Path | None:
 
 def undeclared(declared: tuple[str, ...] | None, read: list[str]) -> list[str]:
     """The keys of ``read`` that no declared key or section covers. A key a choice file sets
-    (``config.ADOPTED``) is not in ``params.yaml``: its file is the dependency, which
+    (``config.CHOICES``) is not in ``params.yaml``: its file is the dependency, which
     ``tests/test_choices.py`` checks."""
     covered = set(declared or ())
-    chosen = {key for keys in ADOPTED.values() for key in keys}
+    chosen = {key for choice in CHOICES.values() for key in choice.keys}
     return sorted(key for key in read if key not in chosen
                   and key not in covered and key.split(".")[0] not in covered)
 

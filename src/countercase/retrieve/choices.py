@@ -1,7 +1,7 @@
 """The chosen values a system of the registry names instead of a number.
 
 A step's setting in ``configs/systems.yaml`` may be ``{choice: "tuning.precedents.docs.k1"}``:
-the value at ``precedents.docs.k1`` of the choice file ``tuning`` (:data:`FILES`), which its
+the value at ``precedents.docs.k1`` of the choice file ``tuning`` (``config.CHOICES``), which its
 stage wrote before any test query was scored. ``above: 0`` adds that the system only runs when
 the value is above it (at 0 it would be the system it varies). Nothing is copied by hand: the
 registry names the value, the stage's file holds it.
@@ -15,15 +15,8 @@ from typing import Any
 
 import yaml
 
-from countercase import layout
 from countercase.config import CHOICES, ConfigError
 
-# name -> (the choice file, the stage that writes it)
-FILES: dict[str, tuple[Path, str]] = {
-    "tuning": CHOICES["tuning"][:2],
-    "tuning_ft": (layout.TUNING_FT_CHOICE, "tune_ft"),
-    "serving": (layout.SERVING_CHOICE, "train_ltr"),
-}
 _REF_KEYS = {"choice", "above"}
 
 
@@ -42,9 +35,9 @@ def check_ref(value: Any, where: str) -> None:
         return
     unknown = sorted(set(value) - _REF_KEYS)
     name = str(value["choice"]).split(".")[0]
-    if unknown or name not in FILES or "." not in str(value["choice"]):
+    if unknown or name not in CHOICES or "." not in str(value["choice"]):
         raise ConfigError(f"{where}: a chosen value is {{choice: FILE.KEY..., above: N}} with "
-                          f"FILE one of {', '.join(FILES)}; got {value}")
+                          f"FILE one of {', '.join(CHOICES)}; got {value}")
     if "above" in value and not isinstance(value["above"], (int, float)):
         raise ConfigError(f"{where}: 'above' of {value['choice']} is no number")
 
@@ -74,7 +67,7 @@ class Choices:
 
     def __init__(self, files: Mapping[str, Path | None] | None = None,
                  values: Mapping[str, Any] | None = None) -> None:
-        self.files = {name: path for name, (path, _) in FILES.items()} | dict(files or {})
+        self.files = {name: choice.path for name, choice in CHOICES.items()} | dict(files or {})
         self.values = dict(values or {})
         self._read: dict[str, dict] = {}
 
@@ -85,7 +78,7 @@ class Choices:
 
     def _file(self, name: str) -> dict:
         if name not in self._read:
-            path, stage = self.files.get(name), FILES[name][1]
+            path, stage = self.files.get(name), CHOICES[name].stage
             if path is None or not Path(path).is_file():
                 raise ChoiceError(f"no choice file {path} (stage {stage} has not run)")
             try:
@@ -108,7 +101,7 @@ class Choices:
         for part in path:
             if not isinstance(found, dict) or part not in found:
                 raise ChoiceError(f"{self.files[name]} holds no {'.'.join(path)} (rerun stage "
-                                  f"{FILES[name][1]})")
+                                  f"{CHOICES[name].stage})")
             found = found[part]
         return found
 
@@ -138,5 +131,5 @@ class Choices:
                                        and found > ref["above"]):
                 name = str(ref["choice"]).split(".")[0]
                 return (f"{ref['choice']} is {found}, not above {ref['above']} ({self.files[name]}"
-                        f", stage {FILES[name][1]})")
+                        f", stage {CHOICES[name].stage})")
         return None
