@@ -61,43 +61,24 @@ def search(
     """Search precedents (judgments) or statutes with any system of the registry: a pipeline
     system (a chunking variant too) shows the passage that ranked each judgment; the others
     rank whole judgments."""
-    from countercase.datasets.limits import KINDS
-    from countercase.explore.search import (OpenedSystem, folder_rows, pipeline_rows,
-                                            readable_rows)
+    from countercase.explore.search import OpenedSystem, pipeline_rows, readable_rows
     from countercase.retrieve.filters import SearchFilter
     from countercase.retrieve.load import IndexPaths
     from countercase.retrieve.registry import system as registered
     from countercase.retrieve.served import served_system
 
-    if task not in layout.TASKS:
-        raise UserError(f"unknown task {task!r}: use precedents or statutes")
-    if not query.strip():
-        raise UserError("empty query: give the facts of a case to search with")
-    if k is not None and k < 1:
-        raise UserError(f"--k {k}: give the number of results to show, 1 or more")
-    if kind not in KINDS:
-        raise UserError(f"--kind {kind}: use {' or '.join(KINDS)}")
-    for option, values in (("--section", section), ("--bench", bench),
-                           ("--section-type", section_type), ("--judge", judge)):
-        if any(not value.strip() for value in values):
-            raise UserError(f"{option} '': an empty filter; give a value or leave the option out")
+    _check(query, task, k, kind, {"--section": section, "--bench": bench,
+                                  "--section-type": section_type, "--judge": judge})
     params = load_params(params_path)
     if docs is not None:
-        if task != "precedents":
-            raise UserError("--docs searches your judgments (the precedents task), not statutes")
-        if any((year_from, year_to, section, bench, section_type, judge)):
-            raise UserError("--docs: your judgments carry no metadata to filter by; leave out "
-                            "--year-from, --year-to, --section, --bench, --section-type, --judge")
-        require(docs, "documents file (--docs)")
-        rows, paths = folder_rows(query, docs, system or served_system(params, task), kind,
-                                   k or params.retrieve.k, params, collections)
-        # no sheets or profiles of your judgments: the explanation names the shared terms
-        _print_hits(readable_rows(query, rows, paths, paths.holdings, paths.holdings), as_json)
+        filtered = any((year_from, year_to, section, bench, section_type, judge))
+        _print_hits(_your_judgments(query, docs, system or served_system(params, task), task,
+                                    kind, k or params.retrieve.k, params, collections,
+                                    filtered), as_json)
         return
     spec = registered(system or served_system(params, task))
     if task not in spec.tasks:
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
-    filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     if spec.chunking is not None:  # BM25 over the judgments cut again, as evaluate built it
         from countercase.evaluate.variants import chunk_variant
@@ -113,12 +94,45 @@ def search(
                             "--year-from, --section, ...")
         rows = OpenedSystem(spec, task, paths, params, citations, choice).rows(
             query, k or params.retrieve.k, kind, year_to)
-        _print_hits(readable_rows(query, rows, paths, sheets, profiles) if task == "precedents"
-                    else rows, as_json)
-        return
-    rows = pipeline_rows(query, task, spec, paths, params, filters, k)
+    if spec.pipeline or spec.chunking is not None:
+        filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
+        rows = pipeline_rows(query, task, spec, paths, params, filters, k)
     _print_hits(readable_rows(query, rows, paths, sheets, profiles) if task == "precedents"
                 else rows, as_json)
+
+
+def _check(query: str, task: str, k: int | None, kind: str,
+           filters: dict[str, list[str]]) -> None:
+    """Refuse a search that cannot be run as asked, naming the option."""
+    from countercase.datasets.limits import KINDS
+
+    if task not in layout.TASKS:
+        raise UserError(f"unknown task {task!r}: use precedents or statutes")
+    if not query.strip():
+        raise UserError("empty query: give the facts of a case to search with")
+    if k is not None and k < 1:
+        raise UserError(f"--k {k}: give the number of results to show, 1 or more")
+    if kind not in KINDS:
+        raise UserError(f"--kind {kind}: use {' or '.join(KINDS)}")
+    for option, values in filters.items():
+        if any(not value.strip() for value in values):
+            raise UserError(f"{option} '': an empty filter; give a value or leave the option out")
+
+
+def _your_judgments(query: str, docs: Path, system: str, task: str, kind: str, k: int, params,
+                    collections: Path, filtered: bool) -> list[dict]:
+    """The readable hits of ``system`` over the judgments of ``docs`` (indexed once)."""
+    from countercase.explore.search import folder_rows, readable_rows
+
+    if task != "precedents":
+        raise UserError("--docs searches your judgments (the precedents task), not statutes")
+    if filtered:
+        raise UserError("--docs: your judgments carry no metadata to filter by; leave out "
+                        "--year-from, --year-to, --section, --bench, --section-type, --judge")
+    require(docs, "documents file (--docs)")
+    rows, paths = folder_rows(query, docs, system, kind, k, params, collections)
+    # no sheets or profiles of your judgments: the explanation names the shared terms
+    return readable_rows(query, rows, paths, paths.holdings, paths.holdings)
 
 
 @app.command()
