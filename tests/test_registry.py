@@ -55,12 +55,12 @@ def test_the_served_and_the_trees_systems_are_registered_pipelines():
     ("  x:\n    description: d\n    reference: y\n", "refers to no system 'y'"),
     ("  x:\n    level: docs\n", "no description"),
 ])
-def test_a_bad_entry_names_its_system_and_what_is_wrong(tmp_path, body, named):
+def test_a_bad_entry_names_its_line_its_system_and_what_is_wrong(tmp_path, body, named):
     path = tmp_path / "systems.yaml"
     path.write_text("systems:\n" + body)
     with pytest.raises(ConfigError, match=named) as error:
         read_systems(path)
-    assert "'x'" in str(error.value) and str(path) in str(error.value)
+    assert f"{path}:2: system 'x'" in str(error.value)  # the file, x's line, the system
 
 
 def test_an_unknown_system_lists_the_registry(run_cli):

@@ -169,8 +169,17 @@ def _step(level: str, raw: dict, where: str) -> dict[str, Any]:
     return step
 
 
-def _spec(name: str, raw: Any, source: Path) -> SystemSpec:
-    where = f"{source}: system {name!r}"
+def _lines(text: str) -> dict[str, int]:
+    """Each system's line in the registry's text (its name's), for the errors."""
+    root = yaml.compose(text)
+    systems = next((value for key, value in getattr(root, "value", ())
+                    if getattr(key, "value", None) == "systems"), None)
+    return {str(key.value): key.start_mark.line + 1
+            for key, _ in getattr(systems, "value", ()) if hasattr(key, "value")}
+
+
+def _spec(name: str, raw: Any, source: Path, line: int | None = None) -> SystemSpec:
+    where = f"{source}{f':{line}' if line else ''}: system {name!r}"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} is not a mapping")
     unknown = sorted(set(raw) - _KEYS)
@@ -221,25 +230,28 @@ def read_systems(path: Path = SYSTEMS_FILE) -> tuple[SystemSpec, ...]:
     """The registry's systems, in the file's order; every reference and component names one of
     them, and no system is composed of itself."""
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        raw, lines = yaml.safe_load(text), _lines(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise ConfigError(f"cannot read the registry of systems {path}: {error}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("systems"), dict):
         raise ConfigError(f"{path}: no mapping 'systems'")
-    specs = tuple(_spec(str(name), body, Path(path)) for name, body in raw["systems"].items())
+    specs = tuple(_spec(str(name), body, Path(path), lines.get(str(name)))
+                  for name, body in raw["systems"].items())
     by_name = {s.name: s for s in specs}
     for spec in specs:
         unknown = [n for n in (*spec.components(), *spec.step.get("replacing", {}),
                                spec.reference) if n not in by_name]
         if unknown:
-            raise ConfigError(f"{path}: system {spec.name!r} refers to no system "
-                              f"{unknown[0]!r}")
+            raise ConfigError(f"{path}:{lines.get(spec.name)}: system {spec.name!r} refers to "
+                              f"no system {unknown[0]!r}")
     for spec in specs:
         seen, todo = set(), list(spec.components())
         while todo:
             name = todo.pop()
             if name == spec.name:
-                raise ConfigError(f"{path}: system {spec.name!r} is composed of itself")
+                raise ConfigError(f"{path}:{lines.get(spec.name)}: system {spec.name!r} is "
+                                  "composed of itself")
             if name not in seen:
                 seen.add(name)
                 todo += by_name[name].components()
