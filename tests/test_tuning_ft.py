@@ -9,7 +9,8 @@ import pytest
 from conftest import INDEXED_JUDGMENTS, ROOT
 from countercase.config import load_params
 from countercase.datasets import Dataset
-from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
+from countercase.config import Params
+from countercase.evaluate.tuning import TIE_MARGIN, best
 from countercase.evaluate.tuning_ft import choice_ft, tune_ft
 from countercase.retrieve.choices import Choices
 
@@ -33,7 +34,7 @@ def test_an_encoder_scores_alike_under_either_name_and_the_rule_picks_the_weight
     choice.write_text(CHOICE, encoding="utf-8")
     report = tune_ft(known_items, load_params(ROOT / "params.yaml"), paths, paths.dense_dir,
                      Choices({"tuning": choice}), ())
-    assert [row["weight"] for row in report["grid"]] == list(DENSE_WEIGHTS)
+    assert [row["weight"] for row in report["grid"]] == list(Params().tune.dense_weights)
     assert all(row["fine_tuned_MAP"] == row["packaged_MAP"] for row in report["grid"])
     assert report["weight"] == best(report["grid"], key="fine_tuned_MAP")["weight"]
     assert report["dev_queries"] == 6 and report["tuned_system"] == "full_docs"

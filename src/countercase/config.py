@@ -172,8 +172,22 @@ class NerParams(_Section):
     min_dev_f1: float = Field(0.3, ge=0, le=1)  # strict micro F1 on the InLegalNER dev set
 
 
+Grid = Annotated[tuple[float, ...], Field(min_length=1)]
+
+
 class TuneParams(_Section):
     workers: int = Field(2, ge=1, le=2)  # processes (2: the BM25 grids in a second one)
+    # the grids the tune stage walks, in order (the first of equals within the tie margin wins)
+    dense_weights: Grid = (0.0, 0.1, 0.25, 0.5, 1.0)
+    fact_weights: Grid = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+    k1: Grid = (0.9, 0.6, 1.2, 1.5)
+    b: Grid = (0.4, 0.75)
+    docs_fusion_weights: Grid = (0.0, 0.25, 0.5, 1.0, 2.0)
+    prior_weights: Grid = (0.0, 0.1, 0.25, 0.5, 1.0)
+    statute_dense_weights: Grid = (0.0, 0.5, 1.0)
+    bridge_depths: Annotated[tuple[int, ...], Field(min_length=1)] = (10, 20, 50)
+    bridge_rank_offsets: Grid = (0.0, 5.0)
+    direct_weights: Grid = (0.0, 0.1, 0.25, 0.5)
 
 
 class PerturbParams(_Section):

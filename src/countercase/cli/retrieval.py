@@ -239,7 +239,7 @@ def tune_ft(
         dev_ids = json.loads(split.read_text(encoding="utf-8"))["dev"]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise UserError(f"cannot read the dev queries from {split}: {error} "
-                        "(run `make repro-extended`)") from None
+                        "(stage train_biencoder, `make repro-extended`)") from None
     dev = load("citations/tuning", citations).subset(dev_ids, "dev")
     if not dev.queries:
         raise UserError(f"{split}: none of its dev queries is a tuning query of {citations}")

@@ -613,7 +613,7 @@ STAGES: tuple[Stage, ...] = (
               L.SYSTEMS,
               (L.LTR_CHOICE, "read with every choice: the trees' learned system"),
               (L.SERVING_CHOICE, "the system served")),
-        params=("retrieve", "evaluate"),
+        params=("retrieve", "evaluate", "tune.dense_weights"),
     ),
     Stage(
         "evaluate_ft", OPT_IN,

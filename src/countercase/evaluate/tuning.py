@@ -9,8 +9,9 @@ the citation collection's held-out half: those are the evaluate stage's, after t
 
 The rule (:data:`RULE`): the highest tuning MAP wins, but a point within :data:`TIE_MARGIN` of
 it that comes earlier in grid order is taken instead (every grid lists the simpler setting
-first). Each grid is walked on the choices before it (3 and 4 read none of 1 and 2, so they
-walk in a second process beside them):
+first). The grids' points are data, ``params.yaml``'s ``tune`` section. Each grid is walked on
+the choices before it (3 and 4 read none of 1 and 2, so they walk in a second process beside
+them):
 
 1. ``pipeline``: the dense ranking's fusion weight (BM25's is 1) and MMR on or off;
 2. ``facts``: the fact channel's weight in its fusion with the judgments (0: off);
@@ -66,16 +67,6 @@ RULE = (f"highest MAP on the tuning queries; a point within {TIE_MARGIN} of it t
 SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline, facts and reduction "
                "grids) with every lever whose chosen weight is above 0: full_docs_prior "
                "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
-DENSE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
-FACT_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
-K1S = (0.9, 0.6, 1.2, 1.5)  # Anserini's default first
-BS = (0.4, 0.75)
-FUSION_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
-PRIOR_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
-STATUTE_DENSE_WEIGHTS = (0.0, 0.5, 1.0)
-BRIDGE_DEPTHS = (10, 20, 50)
-BRIDGE_OFFSETS = (0.0, 5.0)
-DIRECT_WEIGHTS = (0.0, 0.1, 0.25, 0.5)
 
 System = Callable[[Mapping[str, str]], Run]
 
@@ -138,12 +129,13 @@ def lexical_grids(tuning: Dataset, reported: Dataset, params: Params,
     grid("passages", [{"pool": pool} for pool in POOLS], passage)
     pool = grid.found["passages"]["best"]["pool"]
     grid("passages_bm25", [{"pool": pool, "k1": k1, "b": b}
-                           for k1, b in itertools.product(K1S, BS)], passage)
+                           for k1, b in itertools.product(params.tune.k1, params.tune.b)], passage)
 
     def docs(k1: float, b: float) -> System:
         return bm25_docs_system(paths.index_dir / "precedents_docs", depth, "docs", k1, b)
 
-    docs_run = grid("docs", [{"k1": k1, "b": b} for k1, b in itertools.product(K1S, BS)], docs)
+    docs_run = grid("docs", [{"k1": k1, "b": b}
+                             for k1, b in itertools.product(params.tune.k1, params.tune.b)], docs)
     return grid.found, docs_run
 
 
@@ -168,9 +160,9 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
                                replace(reported, docs=None), params, paths)
         searchers = Searchers("precedents", base, paths, facts=True)
         grid("pipeline", [{"dense": d, "mmr": m} for d, m in
-                          itertools.product(DENSE_WEIGHTS, (False, True))], pipeline)
+                          itertools.product(params.tune.dense_weights, (False, True))], pipeline)
         chosen = {key: grid.found["pipeline"]["best"][key] for key in ("dense", "mmr")}
-        grid("facts", [{**chosen, "facts": w} for w in FACT_WEIGHTS], pipeline)
+        grid("facts", [{**chosen, "facts": w} for w in params.tune.fact_weights], pipeline)
         chosen["facts"] = grid.found["facts"]["best"]["facts"]
         text_run = grid("reduction", [{**chosen, "reduction": m} for m in REDUCTIONS], pipeline)
         found, docs_run = lexical.result()
@@ -180,7 +172,8 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
         return fused({"pipeline": (_frozen(text_run), 1.0), "docs": (_frozen(docs_run), weight)},
                      k, depth)
 
-    fused_run = grid("docs_fusion", [{"weight": w} for w in FUSION_WEIGHTS], fusion)
+    fused_run = grid("docs_fusion", [{"weight": w} for w in params.tune.docs_fusion_weights],
+                    fusion)
     exclude = {q: [d for d, _ in hits] for q, hits in overlapping_documents(
         scorer.topics, zip(searchers.precedents.chunks["doc_id"],
                            searchers.precedents.chunks["text"])).items()}
@@ -190,7 +183,7 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
     def prior(weight: float) -> System:
         return with_prior(_frozen(fused_run), counts, weight, k, depth)
 
-    grid("prior", [{"weight": w} for w in PRIOR_WEIGHTS], prior)
+    grid("prior", [{"weight": w} for w in params.tune.prior_weights], prior)
     return grid.found
 
 
@@ -208,11 +201,11 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths,
     statutes = open_retriever("statutes", configured, paths)
     exclude = {q: [d for d, _ in found] for q, found in overlapping_documents(
         collection.queries, zip(precedents.chunks["doc_id"], precedents.chunks["text"])).items()}
-    read = max(BRIDGE_DEPTHS) + max((len(v) for v in exclude.values()), default=0)
+    read = max(params.tune.bridge_depths) + max((len(v) for v in exclude.values()), default=0)
     cited = {q: [h.doc_id for h in precedents.search(text, k=read).documents]
              for q, text in tqdm(collection.queries.items(), desc="tune task 2: precedents")}
     direct = {}
-    for dense, mmr in itertools.product(STATUTE_DENSE_WEIGHTS, (False, True)):
+    for dense, mmr in itertools.product(params.tune.statute_dense_weights, (False, True)):
         weights = {**params.retrieve.fusion_weights, "statutes": {"bm25": 1.0, "dense": dense}}
         retriever = statutes.with_params(configured.model_copy(update={
             "use_mmr": mmr, "mmr_tasks": ["statutes"], "fusion_weights": weights}))
@@ -221,7 +214,8 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths,
     mapping, sections = bridge_inputs(paths)
     rows = []
     for (dense, mmr), bridge_depth, offset, weight in itertools.product(
-            direct, BRIDGE_DEPTHS, BRIDGE_OFFSETS, DIRECT_WEIGHTS):
+            direct, params.tune.bridge_depths, params.tune.bridge_rank_offsets,
+            params.tune.direct_weights):
         bridge = StatuteBridge(mapping, sections, bridge_depth, offset)
         run = {}
         for q in collection.queries:

@@ -28,7 +28,7 @@ from typing import Any
 from countercase import layout
 from countercase.config import Params
 from countercase.datasets import Dataset
-from countercase.evaluate.tuning import DENSE_WEIGHTS, TIE_MARGIN, best
+from countercase.evaluate.tuning import TIE_MARGIN, best
 from countercase.experiment import score_run
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer
@@ -66,7 +66,7 @@ def tune_ft(dev: Dataset, params: Params, paths: IndexPaths, ft_dense: Path,
             "fusion_weights": weights}), depth, label=f"{encoder} {weight}")
 
     rows = []
-    for weight in DENSE_WEIGHTS:
+    for weight in params.tune.dense_weights:
         if weight == 0:  # a dense weight of 0 leaves either encoder unrun: one BM25 run
             found = score(pipeline("packaged", 0.0))
             rows.append({"weight": 0.0, "fine_tuned_MAP": found, "packaged_MAP": found})
