@@ -249,7 +249,9 @@ def mine_citations(documents: Iterable[tuple[str, str, int | None]]) -> tuple[li
     return citations, titles
 
 
-def citation_counts(citations: list[Citation]) -> dict[str, dict[str, int]]:
+def resolution_counts(citations: list[Citation]) -> dict[str, dict[str, int]]:
+    """Kind of citation -> how many of that kind resolved to each status (the reranker's
+    metrics; the citation prior's counts are :func:`countercase.retrieve.prior.citation_counts`)."""
     counts: dict[str, Counter] = defaultdict(Counter)
     for c in citations:
         counts[c.kind][c.status] += 1

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from countercase.citations.links import citation_counts, cited_pairs, mine_citations
+from countercase.citations.links import cited_pairs, mine_citations, resolution_counts
 from countercase.citations.run import facts_query
 from countercase.config import ConfigError, Params
 from countercase.datasets import Dataset, load
@@ -80,7 +80,7 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
                    zip(metadata["doc_id"], metadata["act_sections"])}
     texts = {doc.doc_id: doc.text for doc in read_documents(documents)}
     citations, titles = mine_citations((d, t, year.get(d)) for d, t in texts.items())
-    counts = citation_counts(citations)
+    counts = resolution_counts(citations)
     (out / "citations_sample.json").write_text(json.dumps(
         _sample(citations, texts, params.seed), indent=1, ensure_ascii=False) + "\n")
     cites = cited_pairs(citations)
