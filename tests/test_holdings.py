@@ -68,6 +68,8 @@ def test_an_edit_contrasts_the_values_it_moves_between():
     assert contrast(_edit("evidence", "evidence_items", "DyingDeclaration", None)) == (
         "evidence:DyingDeclaration", None)
     assert contrast(_edit("evidence", "evidence_items", None, "Confession")) is None
+    # the explorer's manual edit (issue found by a fresh build's explore_bench): no fact value
+    assert contrast(_edit("manual", "", None, None)) is None
     before, after = contrast(_edit("numerical", "numerical_facts.ages.0", 17.0, 18.0))
     assert before.startswith("boundary:ages<") and after.startswith("boundary:ages>=")
 

@@ -85,13 +85,16 @@ def _days(kind: str, value) -> float:
 
 def contrast(p: Perturbation) -> tuple[str | None, str | None] | None:
     """The fact values an edit moves from and to (None: the value absent); None: an edit
-    the citation graph cannot speak to (a renumbering, an addition of evidence)."""
+    the citation graph cannot speak to (a renumbering, an addition of evidence, a reader's
+    manual edit of several fields)."""
     if p.fact_type == "section":
         return f"section:{p.old}", f"section:{p.new}"
     if p.fact_type == "evidence":
         return (f"evidence:{p.old}", None) if p.new is None else None
     if p.fact_type == "party":
         return f"party:{p.old}", f"party:{p.new}"
+    if p.fact_type != "numerical":  # a reader's own edit in the explorer (manual, no path)
+        return None
     kind = p.path.split(".")[1]
     old, new = _days(kind, p.old), _days(kind, p.new)
     crossed = [t.value for t in load_thresholds()[kind] if crosses(old, new, t.value)]
