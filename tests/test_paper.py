@@ -421,3 +421,17 @@ def test_the_committed_pdf_keeps_its_main_body_short_and_marks_its_appendix():
     for bar in ("leakage", "chance", "power", "annotat", "served system", "confidence interval",
                 "preregist", "limitation"):
         assert bar in main, bar
+
+
+def test_the_committed_paper_names_the_one_fresh_build_it_reads():
+    """Issue 61 item 5: the numbers of the default pipeline come from one `make repro` on a
+    fresh clone; the paper names its commit, read from metrics/timing/repro.json, which the
+    manifest hashes, so a rebuild recorded after the render fails the manifest's test."""
+    import re
+
+    build = json.loads((ROOT / "metrics/timing/repro.json").read_text())
+    assert build["fresh"] is True
+    recorded = json.loads((ROOT / layout.PAPER_MANIFEST).read_text())
+    assert "metrics/timing/repro.json" in recorded["inputs"]
+    text = re.sub(r"\s+", " ", _committed_pdf_text())
+    assert f"fresh clone of commit {build['commit'][:7]}" in text
