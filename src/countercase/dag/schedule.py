@@ -4,9 +4,8 @@
 ready stages start in ``dvc.yaml``'s order while a job is free. Two stages side by side each
 run at 1/:data:`BESIDE` of their speed alone, so two jobs gain ``2 / BESIDE`` over one at best:
 nothing where BESIDE is 2 or more, as measured on the EPYC, where each stage already keeps both
-cores busy. :func:`chains` gives the
-longest chain of stages that wait on one another: the pipeline takes at least that long on any
-number of jobs. (Starting the ready stage of the longest chain first was tried, issue 59: on
+cores busy. :func:`chains` gives the longest chain of stages that wait on one another: the
+pipeline takes at least that long on any number of jobs. (Starting the ready stage of the longest chain first was tried, issue 59: on
 the EPYC's predicted seconds it saved 1 s of 73 min, the file's order being close to it.)
 """
 
