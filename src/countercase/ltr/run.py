@@ -77,75 +77,21 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
     (``metrics/ltr.json``) with the choice the rule makes (``configs/ltr_choice.yaml``) and,
     given the ``serving`` rule, the per-query tuning scores it decides on (``scores``, popped
     by the caller)."""
-    from countercase.citations.unmasked import unmasked_queries
-
     started = time.perf_counter()
     settings = read_settings(rule)
     collection = read_citations(citations)
     _, dev = tuning_split(collection, params.biencoder.dev_share, params.seed)
     dataset = load("citations/tuning", citations).subset(dev, "dev")
-    unmasked = unmasked_queries(dataset.qids, documents, paths.chunks.parent,
-                                params.citations.query_chars)
-    # a query whose judgment's text is not among the documents keeps its masked facts
-    texts = {"masked": dict(dataset.queries),
-             "unmasked": {q: unmasked.get(q, text) for q, text in dataset.queries.items()}}
-    counts = citation_counts(collection.links, dataset.qids, dataset.admits)
-    source = FeatureSource.chosen(paths, sheets, choices, rule)
     # the case descriptions of AILA_Q1..Q10, where each model's SHAP shares are read again
     # (issue 58: does the citation prior dominate a query unlike the ones it learnt from?)
     aila_tuning = load("aila2019/task1/tuning", aila)
-    try:
-        pairs = {kind: Pairs.of(pool_frames(source, dataset, texts[kind], counts, kind),
-                                dataset.qrels) for kind in texts}
-        described = Pairs.of(pool_frames(
-            source, aila_tuning, dict(aila_tuning.queries),
-            citation_counts(collection.links, aila_tuning.qids, aila_tuning.admits),
-            "descriptions"), aila_tuning.qrels)
-    finally:
-        source.close()
-    relevant = sum(grade > 0 for judged in dataset.qrels.values() for grade in judged.values())
-    report: dict[str, Any] = {
-        "dev_queries": len(dev), "features": names(),
-        "pairs": {k: len(p.labels) for k, p in pairs.items()},
-        "pool_recall": {k: round(float(p.labels.sum()) / max(relevant, 1), 4)
-                        for k, p in pairs.items()},
-        "pairs_without_a_candidate_sheet": sum(
-            doc not in source.sheets for _, doc in pairs["masked"].frame.index),
-        "queries_unmasked": len(unmasked),
-        "models": {}}
+    counted, pairs, described = _pairs(params, paths, collection, dataset, aila_tuning, sheets,
+                                       documents, choices, rule)
+    report: dict[str, Any] = {"dev_queries": len(dev), **counted, "models": {}}
     out.mkdir(parents=True, exist_ok=True)
-    dev_ap: dict[str, pd.Series] = {}
-    for name, (kind, drop) in MODELS.items():
-        features = names(drop)
-        grid, point, rounds = cross_validate(pairs[kind], features, settings, params.seed)
-        lgb_params = learner(settings, point, params.seed)
-        model = fit(pairs[kind], features, lgb_params, rounds)
-        model.save_model(str(out / f"{name}.txt"))
-        oof = out_of_fold(pairs[kind], features, lgb_params, rounds, settings, params.seed)
-        dev_ap[name] = score_run(oof, dataset, ["MAP"])["MAP"]
-        report["models"][name] = {"query": kind, "drops": list(drop), "grid": grid,
-                                  "chosen": point, "rounds": rounds,
-                                  "out_of_fold_MAP": _map(oof, dataset),
-                                  "importance_gain": importance(model, features),
-                                  "importance_shap": contributions(model, pairs[kind],
-                                                                   features),
-                                  "importance_shap_descriptions": contributions(
-                                      model, described, features)}
-        log.info("train_ltr: %s out-of-fold MAP %s", name,
-                 report["models"][name]["out_of_fold_MAP"])
-    # the learning curve of ltr per kind of query (issue 58): out of fold on the dev queries
-    # (a judgment's text), and on the case descriptions of AILA_Q1..Q10 by the model trained
-    # on the same share of the dev queries
-    ltr = report["models"]["ltr"]
-    features, lgb_params = names(MODELS["ltr"][1]), learner(settings, ltr["chosen"], params.seed)
-    report["learning_curve"], report["learning_curve_descriptions"] = [], []
-    for share in settings["learning_curve"]:
-        report["learning_curve"].append({"share": share, "out_of_fold_MAP": _map(out_of_fold(
-            pairs["masked"], features, lgb_params, ltr["rounds"], settings, params.seed,
-            share), dataset)})
-        model = on_share(pairs["masked"], features, lgb_params, ltr["rounds"], params.seed, share)
-        report["learning_curve_descriptions"].append(
-            {"share": share, "MAP": _map(ranked(model, described, features), aila_tuning)})
+    dev_ap = _models(report, pairs, described, dataset, settings, params.seed, out)
+    _learning_curves(report, pairs["masked"], described, dataset, aila_tuning, settings,
+                     params.seed)
     served = params.retrieve.system
     build = composer("precedents", paths, params.retrieve, params.evaluate, choices,
                      admits=dataset.admits, citations=citations)
@@ -161,6 +107,82 @@ def run_train_ltr(params: Params, paths: IndexPaths, citations: Path, sheets: Pa
                                                               choices, aila)}
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
+
+
+def _pairs(params: Params, paths: IndexPaths, collection, dataset, aila_tuning, sheets: Path,
+           documents: Path, choices: Choices, rule: Path) -> tuple[dict[str, Any], dict, Pairs]:
+    """The pools' counts for the report, the dev queries' candidate pools as features per kind
+    of query (masked, unmasked) and the AILA descriptions' pools."""
+    from countercase.citations.unmasked import unmasked_queries
+
+    unmasked = unmasked_queries(dataset.qids, documents, paths.chunks.parent,
+                                params.citations.query_chars)
+    # a query whose judgment's text is not among the documents keeps its masked facts
+    texts = {"masked": dict(dataset.queries),
+             "unmasked": {q: unmasked.get(q, text) for q, text in dataset.queries.items()}}
+    counts = citation_counts(collection.links, dataset.qids, dataset.admits)
+    source = FeatureSource.chosen(paths, sheets, choices, rule)
+    try:
+        pairs = {kind: Pairs.of(pool_frames(source, dataset, texts[kind], counts, kind),
+                                dataset.qrels) for kind in texts}
+        described = Pairs.of(pool_frames(
+            source, aila_tuning, dict(aila_tuning.queries),
+            citation_counts(collection.links, aila_tuning.qids, aila_tuning.admits),
+            "descriptions"), aila_tuning.qrels)
+    finally:
+        source.close()
+    relevant = sum(grade > 0 for judged in dataset.qrels.values() for grade in judged.values())
+    counted = {
+        "features": names(),
+        "pairs": {k: len(p.labels) for k, p in pairs.items()},
+        "pool_recall": {k: round(float(p.labels.sum()) / max(relevant, 1), 4)
+                        for k, p in pairs.items()},
+        "pairs_without_a_candidate_sheet": sum(
+            doc not in source.sheets for _, doc in pairs["masked"].frame.index),
+        "queries_unmasked": len(unmasked)}
+    return counted, pairs, described
+
+
+def _models(report: dict[str, Any], pairs: dict, described: Pairs, dataset,
+            settings: dict[str, Any], seed: int, out: Path) -> dict[str, pd.Series]:
+    """Each model of :data:`MODELS` chosen by cross-validation, trained, saved under ``out``
+    and measured into ``report["models"]``; its out-of-fold AP per dev query."""
+    dev_ap: dict[str, pd.Series] = {}
+    for name, (kind, drop) in MODELS.items():
+        features = names(drop)
+        grid, point, rounds = cross_validate(pairs[kind], features, settings, seed)
+        lgb_params = learner(settings, point, seed)
+        model = fit(pairs[kind], features, lgb_params, rounds)
+        model.save_model(str(out / f"{name}.txt"))
+        oof = out_of_fold(pairs[kind], features, lgb_params, rounds, settings, seed)
+        dev_ap[name] = score_run(oof, dataset, ["MAP"])["MAP"]
+        report["models"][name] = {"query": kind, "drops": list(drop), "grid": grid,
+                                  "chosen": point, "rounds": rounds,
+                                  "out_of_fold_MAP": _map(oof, dataset),
+                                  "importance_gain": importance(model, features),
+                                  "importance_shap": contributions(model, pairs[kind],
+                                                                   features),
+                                  "importance_shap_descriptions": contributions(
+                                      model, described, features)}
+        log.info("train_ltr: %s out-of-fold MAP %s", name,
+                 report["models"][name]["out_of_fold_MAP"])
+    return dev_ap
+
+
+def _learning_curves(report: dict[str, Any], masked: Pairs, described: Pairs, dataset,
+                     aila_tuning, settings: dict[str, Any], seed: int) -> None:
+    """The learning curve of ltr per kind of query (issue 58): out of fold on the dev queries
+    (a judgment's text), and on the case descriptions of AILA_Q1..Q10 by the model trained on
+    the same share of the dev queries."""
+    ltr = report["models"]["ltr"]
+    features, lgb_params = names(MODELS["ltr"][1]), learner(settings, ltr["chosen"], seed)
+    report["learning_curve"], report["learning_curve_descriptions"] = [], []
+    for share in settings["learning_curve"]:
+        report["learning_curve"].append({"share": share, "out_of_fold_MAP": _map(out_of_fold(
+            masked, features, lgb_params, ltr["rounds"], settings, seed, share), dataset)})
+        model = on_share(masked, features, lgb_params, ltr["rounds"], seed, share)
+        report["learning_curve_descriptions"].append(
+            {"share": share, "MAP": _map(ranked(model, described, features), aila_tuning)})
 
 
 def description_scores(params: Params, paths: IndexPaths, serving: dict[str, Any],
