@@ -179,3 +179,11 @@ def test_a_system_added_by_one_entry_is_built_by_the_composer(tmp_path, project)
     file.write_text(yaml.safe_dump(entries), encoding="utf-8")
     with pytest.raises(ConfigError, match="system 'toy' refers to no system 'nope'"):
         read_systems(file)
+
+
+@pytest.mark.parametrize("text", ["", "- a\n- b\n", "systems:\n  - x\n", "systems: {unclosed\n"])
+def test_a_registry_that_is_no_mapping_of_systems_is_named(tmp_path, text):
+    path = tmp_path / "systems.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"no mapping 'systems'|cannot read the registry"):
+        read_systems(path)

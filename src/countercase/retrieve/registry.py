@@ -169,17 +169,28 @@ def _step(level: str, raw: dict, where: str) -> dict[str, Any]:
     return step
 
 
-def _lines(text: str) -> dict[str, int]:
-    """Each system's line in the registry's text (its name's), for the errors."""
-    root = yaml.compose(text)
-    systems = next((value for key, value in getattr(root, "value", ())
-                    if getattr(key, "value", None) == "systems"), None)
-    return {str(key.value): key.start_mark.line + 1
-            for key, _ in getattr(systems, "value", ()) if hasattr(key, "value")}
+def _parse(text: str) -> tuple[Any, dict[str, int]]:
+    """The registry's text read once: its mapping, and each system's line (its name's), for
+    the errors."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        root = loader.get_single_node()
+        raw = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    def pairs(node) -> list:
+        return node.value if isinstance(node, yaml.MappingNode) else []
+
+    systems = next((value for key, value in pairs(root) if key.value == "systems"), None)
+    return raw, {str(key.value): key.start_mark.line + 1 for key, _ in pairs(systems)}
+
+
+def _where(source: Path, name: str, line: int | None) -> str:
+    return f"{source}{f':{line}' if line else ''}: system {name!r}"
 
 
 def _spec(name: str, raw: Any, source: Path, line: int | None = None) -> SystemSpec:
-    where = f"{source}{f':{line}' if line else ''}: system {name!r}"
+    where = _where(source, name, line)
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} is not a mapping")
     unknown = sorted(set(raw) - _KEYS)
@@ -230,8 +241,7 @@ def read_systems(path: Path = SYSTEMS_FILE) -> tuple[SystemSpec, ...]:
     """The registry's systems, in the file's order; every reference and component names one of
     them, and no system is composed of itself."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        raw, lines = yaml.safe_load(text), _lines(text)
+        raw, lines = _parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise ConfigError(f"cannot read the registry of systems {path}: {error}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("systems"), dict):
@@ -243,14 +253,14 @@ def read_systems(path: Path = SYSTEMS_FILE) -> tuple[SystemSpec, ...]:
         unknown = [n for n in (*spec.components(), *spec.step.get("replacing", {}),
                                spec.reference) if n not in by_name]
         if unknown:
-            raise ConfigError(f"{path}:{lines.get(spec.name)}: system {spec.name!r} refers to "
-                              f"no system {unknown[0]!r}")
+            raise ConfigError(f"{_where(path, spec.name, lines.get(spec.name))} refers to no "
+                              f"system {unknown[0]!r}")
     for spec in specs:
         seen, todo = set(), list(spec.components())
         while todo:
             name = todo.pop()
             if name == spec.name:
-                raise ConfigError(f"{path}:{lines.get(spec.name)}: system {spec.name!r} is "
+                raise ConfigError(f"{_where(path, spec.name, lines.get(spec.name))} is "
                                   "composed of itself")
             if name not in seen:
                 seen.add(name)
