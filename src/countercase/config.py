@@ -494,20 +494,20 @@ def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:
             raise ConfigError(f"{path}: {', '.join(held)}: chosen by stage {choice.stage} "
                               f"({choice.path}); remove it from {path.name}")
     for name in names:
-        relative, stage, _, values_of = CHOICES[name]
-        if values_of is None:
+        choice = CHOICES[name]
+        if choice.values is None:
             continue
-        source = root / relative
+        source = root / choice.path
         if not source.is_file():
-            log.debug("no %s (stage %s): its values are the defaults", source, stage)
+            log.debug("no %s (stage %s): its values are the defaults", source, choice.stage)
             continue
         try:
             found = yaml.safe_load(source.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
             raise ConfigError(f"cannot read the choice file {source}: {error}") from None
         if not isinstance(found, dict):
-            raise ConfigError(f"{source}: not a mapping (rerun stage {stage})")
-        for section, values in values_of(found, source).items():
+            raise ConfigError(f"{source}: not a mapping (rerun stage {choice.stage})")
+        for section, values in choice.values(found, source).items():
             if isinstance(raw.get(section) or {}, dict):  # else named by the validation
                 raw = {**raw, section: {**(raw.get(section) or {}), **values}}
     return raw

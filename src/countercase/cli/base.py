@@ -32,6 +32,7 @@ METADATA_OPTION = typer.Option(layout.METADATA)
 AILA_OPTION = typer.Option(layout.AILA, help="The AILA 2019 folder (topics, qrels, statutes).")
 CITATIONS_OPTION = typer.Option(layout.CITATIONS,
                                 help="The citation collection (stage citations).")
+FACT_INDEX_OPTION = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts).")
 CHOICE_OPTION = typer.Option(layout.TUNING_CHOICE,
                              help="The tune stage's choice, whose values the tuned systems name.")
 VARIANT_DOCUMENTS_OPTION = typer.Option(layout.DOCUMENTS,

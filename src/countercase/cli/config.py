@@ -16,13 +16,14 @@ from countercase.config import CHOICES, ConfigError, load_params
 def _choice_sources(root: Path) -> dict[str, str]:
     """``section.key`` -> the choice file that sets it (and the stage that wrote it)."""
     found: dict[str, str] = {}
-    for relative, stage, _, values_of in CHOICES.values():
-        source = root / relative
-        if values_of is None or not source.is_file():
+    for choice in CHOICES.values():
+        source = root / choice.path
+        if choice.values is None or not source.is_file():
             continue
         chosen = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
-        for section, values in values_of(chosen, source).items():
-            found |= {f"{section}.{key}": f"{relative} (stage {stage})" for key in values}
+        for section, values in choice.values(chosen, source).items():
+            found |= {f"{section}.{key}": f"{choice.path} (stage {choice.stage})"
+                      for key in values}
     return found
 
 

@@ -12,10 +12,11 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
-                                  CITATIONS_OPTION, DENSE_DIR_OPTION, EDGES_OPTION, GOLD_OPTION,
-                                  GROUPS_OPTION, INDEX_DIR_OPTION, LIVE_OPTION, METADATA_OPTION,
-                                  PARAMS_OPTION, PROFILES_OPTION, TIMING_OPTION, UserError, app,
-                                  read_json, require, writable, write_json)
+                                  CITATIONS_OPTION, DENSE_DIR_OPTION, EDGES_OPTION,
+                                  FACT_INDEX_OPTION, GOLD_OPTION, GROUPS_OPTION,
+                                  INDEX_DIR_OPTION, LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION,
+                                  PROFILES_OPTION, TIMING_OPTION, UserError, app, read_json,
+                                  require, writable, write_json)
 from countercase.cli.explain import tree_explainer
 from countercase.config import load_params
 
@@ -54,7 +55,7 @@ def perturb(
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
-    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
+    fact_index: Path = FACT_INDEX_OPTION,
     documents: Path = CASE_DOCUMENTS_OPTION,
     sheets: Path = CASE_SHEETS_OPTION,
     groups: Path = GROUPS_OPTION,

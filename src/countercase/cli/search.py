@@ -13,12 +13,17 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
-                                  DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
-                                  PARAMS_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app,
-                                  require)
+                                  DENSE_DIR_OPTION, FACT_INDEX_OPTION, INDEX_DIR_OPTION,
+                                  METADATA_OPTION, PARAMS_OPTION, VARIANT_DOCUMENTS_OPTION,
+                                  UserError, app, require)
 from countercase.config import load_params
 
 log = logging.getLogger("countercase")
+# what search and serve explain each hit with
+SHEETS_OPTION = typer.Option(layout.JUDGMENT_SHEETS,
+                             help="The judgments' fact sheets (the one-line explanation).")
+HOLDINGS_OPTION = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles (the "
+                               "explanation's holding, stage holdings).")
 
 
 @app.command()
@@ -44,15 +49,13 @@ def search(
         "served as a collection of documents only."),
     collections: Path = typer.Option(layout.USER_COLLECTIONS, help="Where the indexes of a "
                                      "--docs file are kept, one folder per file."),
-    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets (the "
-                                "one-line explanation)."),
-    profiles: Path = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles (the "
-                                  "explanation's holding, stage holdings)."),
+    sheets: Path = SHEETS_OPTION,
+    profiles: Path = HOLDINGS_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
-    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
+    fact_index: Path = FACT_INDEX_OPTION,
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
@@ -141,14 +144,13 @@ def serve(
     port: int = typer.Option(8765, help="The port (0: any free one)."),
     system: Optional[str] = typer.Option(
         None, help="A system of configs/systems.yaml (default: params.yaml retrieve.system)."),
-    sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets (the "
-                                "one-line explanation)."),
-    profiles: Path = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles."),
+    sheets: Path = SHEETS_OPTION,
+    profiles: Path = HOLDINGS_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
     dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
-    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact channel (index_facts)."),
+    fact_index: Path = FACT_INDEX_OPTION,
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     params_path: Path = PARAMS_OPTION,

@@ -5,8 +5,7 @@ ready stages start in ``dvc.yaml``'s order while a job is free. Two stages side 
 run at 1/:data:`BESIDE` of their speed alone, so two jobs gain ``2 / BESIDE`` over one at best:
 nothing where BESIDE is 2 or more, as measured on the EPYC, where each stage already keeps both
 cores busy. :func:`chains` gives the longest chain of stages that wait on one another: the
-pipeline takes at least that long on any number of jobs. (Starting the ready stage of the longest chain first was tried, issue 59: on
-the EPYC's predicted seconds it saved 1 s of 73 min, the file's order being close to it.)
+pipeline takes at least that long on any number of jobs.
 """
 
 from __future__ import annotations

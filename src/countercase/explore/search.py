@@ -50,8 +50,8 @@ class OpenedSystem:
         missing = dict.fromkeys(where[need] for need in spec.missing(supplied))
         if missing:
             raise SearchRefused(f"system {spec.name} cannot run here: it reads "
-                            f"{' and '.join(missing)}, which "
-                            f"{'is' if len(missing) == 1 else 'are'} not there")
+                                f"{' and '.join(missing)}, which "
+                                f"{'is' if len(missing) == 1 else 'are'} not there")
         why = why_not([spec], task, params.retrieve, choices, frozenset(supplied),
                       paths.fact_index)
         if why:
@@ -77,9 +77,8 @@ class OpenedSystem:
                  "score": round(score, 4)} for i, (doc, score) in enumerate(run, start=1)]
 
 
-
 def folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
-                 root: Path) -> tuple[list[dict], IndexPaths]:
+                root: Path) -> tuple[list[dict], IndexPaths]:
     """The top ``k`` of system ``name`` over the judgments of ``docs`` (a collection of
     documents only: what needs citations, dates or sheets does not run, and the served
     system's route takes the first system it can run), its indexes built once under
@@ -111,7 +110,6 @@ def folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
     return rows, paths
 
 
-
 def pipeline_rows(query: str, task: str, spec, paths, params, filters, k: int | None
                   ) -> list[dict]:
     """The top hits of a pipeline system over the built indexes, each with its passage."""
@@ -124,6 +122,7 @@ def pipeline_rows(query: str, task: str, spec, paths, params, filters, k: int | 
 
 
 def hit_row(hit, task: str) -> dict:
+    """A pipeline hit as a row: the judgment (or statute), its passage and each stage's score."""
     who = ({"statute": hit.doc_id} if task == "statutes" else
            {"judgment": hit.doc_id, "case_id": hit.metadata.get("case_id"),
             "year": hit.metadata.get("year")})
