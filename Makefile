@@ -60,7 +60,7 @@ $(LLM_STAMP): $(STAMP)
 
 # Stages side by side where the graph allows (countercase.dag.parallel; what they write is the
 # same either way). One at a time by default: on 2 cores each stage already uses both, and on
-# the EPYC two side by side took 3.5 to 5 times as long each (countercase.dag.schedule.BESIDE), so
+# the EPYC two side by side took 3.6 to 4.7 times as long each (countercase.dag.schedule.BESIDE), so
 # JOBS=2 pays only on a machine with cores to spare.
 JOBS ?= 1
 

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 # a stage's seconds beside another over its seconds alone, on the 2-core EPYC (issue 59,
 # 2026-11-29): in a fresh build with two jobs, embed read 16-17 passages a second beside
 # train_ner and train_ner took 2.3 s a step beside embed; in the next fresh build, one job at a
-# time, embed read 60 a second and train_ner took 0.46 s a step (611 s for 1,206 steps). That is
-# 3.6 and 5 times as long side by side (some test runs shared the first build's cores, so the
-# factor is taken low). Each asks for both cores (params.yaml threads), so side by side they
+# time, embed read 60 a second and train_ner took 0.49 s a step (1,186 steps in 9 min 40 s). That
+# is 3.6 and 4.7 times as long side by side (some test runs shared the first build's cores, so
+# the factor is taken low). Each asks for both cores (params.yaml threads), so side by side they
 # contend; above 2, two jobs take longer than one. (The Xeon's 1.5, embed 1,724 s beside a stage
 # against 1,100 alone, was the first guess.)
 BESIDE = 3.5
