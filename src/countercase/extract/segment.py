@@ -371,33 +371,64 @@ def segment(text: str, rules: Rules = FINAL, facts_fraction: float | None = None
     body_end = _tail_start(text, body_start) if rules.tail else n
     if body_end <= body_start:  # nothing left: no preamble/tail split
         body_start, body_end = 0, n
-    body_len = body_end - body_start
-    units = _unit_starts(text, body_start, body_end)
+    body = _Body(text, body_start, body_end, _unit_starts(text, body_start, body_end))
+    facts_end = _fallback_cut(body, rules)
+    headings, cues = _marks(body, rules)
+    if rules.facts_end_cue:
+        facts_end = _facts_end(body, rules, headings, cues, facts_end)
+    types = _types(body, rules, headings, cues, facts_end)
+    if rules.held and not any(t == "Held" for t in types):
+        _held(body, rules, types, facts_end)
+    return _merged(n, body, types)
 
-    # rule 4: the fallback's cut, at the next unit start or, in a long unit, the next sentence end
-    cut = body_start + int(rules.facts_fraction * body_len)
+
+@dataclass
+class _Body:
+    """The body of a judgment (between its preamble and its tail) and where its units start."""
+
+    text: str
+    start: int
+    end: int
+    units: list[int]
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+    @property
+    def ends(self) -> list[int]:
+        return self.units[1:] + [self.end]
+
+
+def _fallback_cut(body: _Body, rules: Rules) -> int:
+    """Rule 4: the fallback's end of the facts, at the next unit start or, in a long unit, the
+    next sentence end (inserted as a unit start)."""
+    units = body.units
+    cut = body.start + int(rules.facts_fraction * body.length)
     k = bisect.bisect_right(units, cut)
-    nxt = units[k] if k < len(units) else body_end
+    nxt = units[k] if k < len(units) else body.end
     if nxt - cut > 200:
-        m = _SENT_END.search(text, cut, nxt)
+        m = _SENT_END.search(body.text, cut, nxt)
         if m and m.end() < nxt:
             units.insert(k, m.end())
             nxt = m.end()
-    facts_end = nxt
-    ends = units[1:] + [body_end]
+    return nxt
 
-    # marks: a heading (rule 3) or a cue (rules 6-8) per unit
+
+def _marks(body: _Body, rules: Rules) -> tuple[list[str | None], list[str | None]]:
+    """A heading (rule 3) and a cue (rules 6-8) per unit, or None."""
+    text, units = body.text, body.units
     cue_types = [t for t, on in (("Issues", rules.issues), ("Submissions", rules.submissions),
                                  ("Ratio", rules.ratio_cues)) if on]
     headings: list[str | None] = [None] * len(units)
     cues: list[str | None] = [None] * len(units)
-    for i, (u, e) in enumerate(zip(units, ends)):
+    for i, (u, e) in enumerate(zip(units, body.ends)):
         if rules.headings:
             nl = text.find("\n", u, e)
             line = text[u:nl if nl >= 0 else e]
             if len(line) <= 80 and line.lstrip()[:1] not in _QUOTES:  # not in quoted material
                 heading = _heading_type(line) or (_OTHER if _CAPS_HEADING.match(line) else None)
-                if heading == "Held" and u - body_start < HELD_HEADING_FROM * body_len:
+                if heading == "Held" and u - body.start < HELD_HEADING_FROM * body.length:
                     heading = None  # "ORDER" early on heads an order of a court below, quoted
                 headings[i] = heading
         if cue_types:
@@ -407,30 +438,40 @@ def segment(text: str, rules: Rules = FINAL, facts_fraction: float | None = None
                 if _CUE_RES[t].match(window):
                     cues[i] = t
                     break
+    return headings, cues
 
-    # rule 5: where the facts end
-    if rules.facts_end_cue:
-        lo, hi = rules.min_facts_fraction * body_len, rules.max_facts_fraction * body_len
-        first = 0
-        facts_heading = next((i for i, h in enumerate(headings)
-                              if h == "Facts" and units[i] - body_start <= hi), -1)
-        if facts_heading >= 0:
-            # an explicit facts section runs to the next heading of a known other type
-            nxt = next((j for j in range(facts_heading + 1, len(units))
-                        if headings[j] not in (None, "Facts", _OTHER)), -1)
-            if nxt >= 0:
-                facts_end, first = units[nxt], len(units)
-            else:
-                first = facts_heading + 1
-        for i in range(first, len(units)):
-            offset = units[i] - body_start
-            if offset > hi:
-                break
-            if (headings[i] not in (None, "Facts", _OTHER)) or (cues[i] and offset >= lo):
-                if units[i] > body_start:
-                    facts_end = units[i]
-                break
 
+def _facts_end(body: _Body, rules: Rules, headings: list[str | None], cues: list[str | None],
+               facts_end: int) -> int:
+    """Rule 5: where the facts end (``facts_end``, the fallback's, when nothing marks it)."""
+    units = body.units
+    lo, hi = rules.min_facts_fraction * body.length, rules.max_facts_fraction * body.length
+    first = 0
+    facts_heading = next((i for i, h in enumerate(headings)
+                          if h == "Facts" and units[i] - body.start <= hi), -1)
+    if facts_heading >= 0:
+        # an explicit facts section runs to the next heading of a known other type
+        nxt = next((j for j in range(facts_heading + 1, len(units))
+                    if headings[j] not in (None, "Facts", _OTHER)), -1)
+        if nxt >= 0:
+            facts_end, first = units[nxt], len(units)
+        else:
+            first = facts_heading + 1
+    for i in range(first, len(units)):
+        offset = units[i] - body.start
+        if offset > hi:
+            break
+        if (headings[i] not in (None, "Facts", _OTHER)) or (cues[i] and offset >= lo):
+            if units[i] > body.start:
+                facts_end = units[i]
+            break
+    return facts_end
+
+
+def _types(body: _Body, rules: Rules, headings: list[str | None], cues: list[str | None],
+           facts_end: int) -> list[str]:
+    """The section type of each unit: the facts, then the state the headings and cues set."""
+    text, units, ends = body.text, body.units, body.ends
     default = "Ratio" if rules.body_ratio else "Unknown"
     types = [default] * len(units)
     state, in_issues, last_submission, heading_run = default, False, -1, False
@@ -463,20 +504,27 @@ def segment(text: str, rules: Rules = FINAL, facts_fraction: float | None = None
         elif state == "Submissions" and rules.submissions_decay and u - last_submission > rules.submissions_decay:
             state = default
         types[i] = state
+    return types
 
-    # rule 10
-    if rules.held and not any(t == "Held" for t in types):
-        hs = _held_start(text, max(facts_end, body_end - rules.held_window), body_end)
-        if hs is not None:
-            k = bisect.bisect_right(units, hs) - 1
-            if units[k] != hs:
-                units.insert(k + 1, hs)
-                types.insert(k + 1, types[k])
-                k += 1
-            for m in range(k, len(units)):
-                types[m] = "Held"
-            ends = units[1:] + [body_end]
 
+def _held(body: _Body, rules: Rules, types: list[str], facts_end: int) -> None:
+    """Rule 10: with no Held section, the disposal at the end starts one (a unit start and its
+    type inserted where it falls inside a unit)."""
+    units = body.units
+    hs = _held_start(body.text, max(facts_end, body.end - rules.held_window), body.end)
+    if hs is None:
+        return
+    k = bisect.bisect_right(units, hs) - 1
+    if units[k] != hs:
+        units.insert(k + 1, hs)
+        types.insert(k + 1, types[k])
+        k += 1
+    for m in range(k, len(units)):
+        types[m] = "Held"
+
+
+def _merged(n: int, body: _Body, types: list[str]) -> list[Segment]:
+    """The units as segments, the preamble and the tail Unknown, neighbours of one type merged."""
     segments: list[Segment] = []
 
     def add(section_type: str, start: int, end: int) -> None:
@@ -487,10 +535,10 @@ def segment(text: str, rules: Rules = FINAL, facts_fraction: float | None = None
         else:
             segments.append(Segment(section_type, start, end))
 
-    add("Unknown", 0, body_start)
-    for section_type, start, end in zip(types, units, ends):
+    add("Unknown", 0, body.start)
+    for section_type, start, end in zip(types, body.units, body.ends):
         add(section_type, start, end)
-    add("Unknown", body_end, n)
+    add("Unknown", body.end, n)
     return segments
 
 

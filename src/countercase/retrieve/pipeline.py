@@ -208,6 +208,39 @@ class Retriever:
         searched = (reduce_query(query, p.query_reduction) if self.task == "precedents"
                     else query)
 
+        rankings, stage_scores = self._first_stage(searched, filters, mask, share, prefilter,
+                                                   timings)
+        ids = self._second_stage(query, rankings, stage_scores, timings)
+
+        t = time.perf_counter()
+        hits = []
+        for cid in ids:
+            row = self._row(self.row_of[cid])
+            if not filters.post_ok(row):
+                continue
+            hits.append(self._hit(row, len(hits) + 1, {
+                stage: float(s[cid]) for stage, s in stage_scores.items() if cid in s}))
+        documents, seen = [], set()
+        for hit in hits:  # max pooling: the first (best) chunk of a judgment stands for it
+            if hit.doc_id not in seen:
+                seen.add(hit.doc_id)
+                documents.append(hit.at(len(documents) + 1))
+        timings["attribution"] = (time.perf_counter() - t) * 1000
+        if p.fact_weight > 0 and self.task == "precedents":
+            t = time.perf_counter()
+            documents = self._with_facts(documents, query, sheet, filters, mask)
+            timings["facts"] = (time.perf_counter() - t) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return RetrievalResult(query, hits[:k], documents[:k], prefilter, timings)
+
+    def _first_stage(self, searched: str, filters: SearchFilter, mask: np.ndarray | None,
+                     share: float, prefilter: bool, timings: dict[str, float],
+                     ) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+        """BM25's and the dense index's candidates for the (reduced) query ``searched``, each
+        cut to its depth after the post-filter ``mask`` (a search ``prefilter`` restricts in
+        the index; one that does not reads deeper by the ``share`` of chunks the mask keeps)."""
+        p = self.params
+
         def passes(chunk_id: str) -> bool:
             return mask is None or bool(mask[self.row_of[chunk_id]])
 
@@ -236,8 +269,16 @@ class Retriever:
             rankings["dense"] = [cid for cid, _ in hits]
             stage_scores["dense"] = dict(hits)
             timings["dense"] = (time.perf_counter() - t) * 1000
+        return rankings, stage_scores
 
+    def _second_stage(self, query: str, rankings: dict[str, list[str]],
+                      stage_scores: dict[str, dict[str, float]],
+                      timings: dict[str, float]) -> list[str]:
+        """The candidates fused by RRF, diversified by MMR and reranked (each when on), their
+        scores added to ``stage_scores``: the chunk ids in their final order."""
+        p = self.params
         t = time.perf_counter()
+        task_weights = p.fusion_weights.get(self.task, {})
         # (a lone retriever with weight 0 keeps its own order: weight it 1)
         weights = {name: task_weights.get(name, 1.0) or 1.0 for name in rankings}
         fused = reciprocal_rank_fusion(rankings, k=p.rrf_k, weights=weights)
@@ -261,27 +302,7 @@ class Retriever:
             stage_scores["rerank"] = dict(reranked)
             ids = [cid for cid, _ in reranked] + ids[p.rerank_depth:]
             timings["rerank"] = (time.perf_counter() - t) * 1000
-
-        t = time.perf_counter()
-        hits = []
-        for cid in ids:
-            row = self._row(self.row_of[cid])
-            if not filters.post_ok(row):
-                continue
-            hits.append(self._hit(row, len(hits) + 1, {
-                stage: float(s[cid]) for stage, s in stage_scores.items() if cid in s}))
-        documents, seen = [], set()
-        for hit in hits:  # max pooling: the first (best) chunk of a judgment stands for it
-            if hit.doc_id not in seen:
-                seen.add(hit.doc_id)
-                documents.append(hit.at(len(documents) + 1))
-        timings["attribution"] = (time.perf_counter() - t) * 1000
-        if p.fact_weight > 0 and self.task == "precedents":
-            t = time.perf_counter()
-            documents = self._with_facts(documents, query, sheet, filters, mask)
-            timings["facts"] = (time.perf_counter() - t) * 1000
-        timings["total"] = (time.perf_counter() - t0) * 1000
-        return RetrievalResult(query, hits[:k], documents[:k], prefilter, timings)
+        return ids
 
     def _row(self, row_index: int) -> dict[str, Any]:
         return self._table.row(row_index)

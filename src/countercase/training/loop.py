@@ -74,86 +74,108 @@ def fit(trainee: Trainee, batches: Sequence, result: TrainLog, out_dir: Path, *,
     interrupted run taken up (of the same type)."""
     import torch
 
-    model = trainee.model
     planned = len(batches)
     total = min(planned, max_steps) if max_steps else planned
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
-    warmup = max(1, int(warmup_fraction * planned))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (planned - s) / planned))
+    run = _Run(trainee, result, Path(out_dir), saved, planned, learning_rate, warmup_fraction)
     marks = sorted({max(1, int(round(f * planned))) for f in curve_at})
-    out_dir = Path(out_dir)
-    best_score = -math.inf
-
-    def checkpoint(step: int) -> None:
-        nonlocal best_score
-        entry = {"step": step, **(trainee.validate(step) if trainee.validate else {})}
-        result.curve.append(entry)
-        log.info("checkpoint %s", entry)
-        score = entry.get("score", step)
-        if step > 0 and score > best_score:
-            best_score = score
-            result.best = entry
-            if out_dir.exists():
-                shutil.rmtree(out_dir)
-            trainee.save(out_dir)
-            if saved is not None:
-                saved.keep_best(out_dir)
-        model.train()
-
-    window: list[float] = []
-    started = before = 0.0  # training seconds: this run's, those of the runs it goes on from
-
-    def save(step: int) -> None:
-        result.seconds = before + time.perf_counter() - started
-        saved.save_training(step, model, optimizer, scheduler, window=window,
-                            best_score=best_score, result=json.dumps(dataclasses.asdict(result)))
-
-    state = saved.load() if saved is not None else None
-    first = 1
-    if state is None:
-        checkpoint(0)
-    else:
-        saved.restore_training(state, model, optimizer, scheduler)
-        window, best_score = list(state["window"]), state["best_score"]
-        result = type(result)(**json.loads(state["result"]))
-        saved.restore_best(out_dir)
-        first = state["step"] + 1
-        result.resumed_at.append(state["step"])
-        result.seconds_before = result.seconds
-        log.info("resumed after step %d of %d from %s", state["step"], total, saved.folder)
-    started, before = time.perf_counter(), result.seconds
-    if state is None and saved is not None:
-        save(0)
-    model.train()  # a resumed run skipped the untrained checkpoint that set it
+    first = run.start(total)
+    model, result = trainee.model, run.result
     bar = tqdm(total=total, initial=first - 1, desc=trainee.desc, unit="step")
     for step, batch in enumerate(batches[first - 1:total], start=first):
         loss = trainee.loss(batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        window.append(loss.item())
+        run.optimizer.step()
+        run.scheduler.step()
+        run.optimizer.zero_grad()
+        run.window.append(loss.item())
         result.steps = step
         bar.update(1)
-        if len(window) == log_every:
-            result.losses.append(round(sum(window) / len(window), 4))
+        if len(run.window) == log_every:
+            run.close_window()
             bar.set_postfix(loss=result.losses[-1])
-            window = []
         if step in marks or step == total:
-            if window:  # the window the checkpoint closes
-                result.losses.append(round(sum(window) / len(window), 4))
-                window = []
-            checkpoint(step)
+            if run.window:  # the window the checkpoint closes
+                run.close_window()
+            run.checkpoint(step)
         if saved is not None and (resume_every and step % resume_every == 0 or step in marks
                                   or step == total):
-            save(step)
+            run.save(step)
     bar.close()
     if total < planned:
         result.stopped_by_budget = True
         log.info("the step budget stops training after %d of %d steps", total, planned)
-    result.seconds = before + time.perf_counter() - started
+    result.seconds = run.before + time.perf_counter() - run.started
     if result.best is None:
         trainee.save(out_dir)
     return result
+
+
+class _Run:
+    """One run of :func:`fit`: the optimiser and its schedule over the ``planned`` steps, the
+    open loss window, the best checkpoint so far, and the state a resumed run takes up."""
+
+    def __init__(self, trainee: Trainee, result: TrainLog, out_dir: Path, saved: Resume | None,
+                 planned: int, learning_rate: float, warmup_fraction: float) -> None:
+        import torch
+
+        self.trainee, self.result, self.out_dir, self.saved = trainee, result, out_dir, saved
+        self.model = model = trainee.model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate,
+                                           weight_decay=0.01)
+        warmup = max(1, int(warmup_fraction * planned))
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer,
+            lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (planned - s) / planned))
+        self.best_score = -math.inf
+        self.window: list[float] = []
+        self.started = self.before = 0.0  # training seconds: this run's, the earlier runs'
+
+    def start(self, total: int) -> int:
+        """The first step to train: 1, after the untrained checkpoint, or the step after the
+        state a resumed run finds."""
+        saved, result = self.saved, self.result
+        state = saved.load() if saved is not None else None
+        first = 1
+        if state is None:
+            self.checkpoint(0)
+        else:
+            saved.restore_training(state, self.model, self.optimizer, self.scheduler)
+            self.window, self.best_score = list(state["window"]), state["best_score"]
+            result = self.result = type(result)(**json.loads(state["result"]))
+            saved.restore_best(self.out_dir)
+            first = state["step"] + 1
+            result.resumed_at.append(state["step"])
+            result.seconds_before = result.seconds
+            log.info("resumed after step %d of %d from %s", state["step"], total, saved.folder)
+        self.started, self.before = time.perf_counter(), result.seconds
+        if state is None and saved is not None:
+            self.save(0)
+        self.model.train()  # a resumed run skipped the untrained checkpoint that set it
+        return first
+
+    def close_window(self) -> None:
+        self.result.losses.append(round(sum(self.window) / len(self.window), 4))
+        self.window = []
+
+    def checkpoint(self, step: int) -> None:
+        trainee, result = self.trainee, self.result
+        entry = {"step": step, **(trainee.validate(step) if trainee.validate else {})}
+        result.curve.append(entry)
+        log.info("checkpoint %s", entry)
+        score = entry.get("score", step)
+        if step > 0 and score > self.best_score:
+            self.best_score = score
+            result.best = entry
+            if self.out_dir.exists():
+                shutil.rmtree(self.out_dir)
+            trainee.save(self.out_dir)
+            if self.saved is not None:
+                self.saved.keep_best(self.out_dir)
+        self.model.train()
+
+    def save(self, step: int) -> None:
+        self.result.seconds = self.before + time.perf_counter() - self.started
+        self.saved.save_training(step, self.model, self.optimizer, self.scheduler,
+                                 window=self.window, best_score=self.best_score,
+                                 result=json.dumps(dataclasses.asdict(self.result)))
