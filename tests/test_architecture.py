@@ -114,3 +114,13 @@ def test_the_cli_only_parses_so_its_modules_stay_short():
     long = {p.name: n for p in (PACKAGE / "cli").glob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) >= 300}
     assert not long, f"cli/ modules of 300 lines or more: {long}"
+
+
+def test_no_function_runs_past_80_lines():
+    """Issue 60: a function reads in one screen; a longer one is split into its phases."""
+    long = [f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} ({length})"
+            for path in sorted(PACKAGE.rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (length := node.end_lineno - node.lineno + 1) > 80]
+    assert not long, f"functions over 80 lines: {long}"

@@ -95,46 +95,9 @@ def build_collection(texts: dict[str, str], years: dict[str, int | None],
     leaking = overlapping_documents(aila_queries, texts.items(), params.leakage_threshold)
     leaking_docs = {doc for hits in leaking.values() for doc, _ in hits}
     skipped: Counter = Counter()
-    skipped_links: Counter = Counter()
-    facts, topics, qrels, masked = {}, {}, {}, Counter()
-    for doc in tqdm(sorted(links, key=natural_key), desc="citation queries", unit="judgment"):
-        year = years.get(doc)
-        cited = [c for c in links[doc] if year is not None
-                 and decided_by(years.get(c), dates.get(c), year, dates.get(doc))]
-        if year is None:
-            skipped["year unknown"] += 1
-        elif doc in leaking_docs:
-            skipped["holds an AILA query's text"] += 1
-        elif not cited:
-            skipped["cites no judgment decided no later than itself"] += 1
-        else:
-            title = texts[doc].lstrip().split("\n", 1)[0]
-            facts[doc] = facts_query(texts[doc], segments.get(doc), params.query_chars)
-            found = mask(facts[doc], title)
-            text = " ".join(found.text.split())
-            if len(text) < params.min_query_chars:
-                skipped["masked facts too short"] += 1
-                del facts[doc]
-                continue
-            topics[doc], qrels[doc] = text, cited
-            masked.update(statutes=found.statutes, acts=found.acts, parties=found.parties)
-    copies, groups = near_copy_groups(facts, texts, params.leakage_threshold)
-    for group in groups:
-        for q in group[1:]:
-            skipped["a near-copy of another query"] += 1
-            del topics[q], qrels[q]
-    group_of = {q: set(group) for group in groups for q in group}
-    hidden = {q: sorted((copies.get(q, set()) | group_of.get(q, set())) - {q}, key=natural_key)
-              for q in topics}
-    # a cited copy (an earlier judgment of the same matter) is never a candidate, so not relevant
-    for q in list(topics):
-        kept = [c for c in qrels[q] if c not in hidden[q]]
-        skipped_links["cited near-copies"] += len(qrels[q]) - len(kept)
-        if not kept:
-            skipped["cites only its near-copies"] += 1
-            del topics[q], qrels[q], hidden[q]
-        else:
-            qrels[q] = kept
+    facts, topics, qrels, masked = _queries(texts, years, dates, segments, links, leaking_docs,
+                                            params, skipped)
+    groups, hidden, skipped_links = _hide_copies(facts, texts, topics, qrels, params, skipped)
     order = sorted(topics, key=natural_key)
     random.Random(seed).shuffle(order)
     n_tuning = round(len(order) * params.tuning_share)
@@ -170,6 +133,63 @@ def build_collection(texts: dict[str, str], years: dict[str, int | None],
     log.info("citation collection: %s queries, %s skipped", report["queries"], dict(skipped))
     return report
 
+
+def _queries(texts: dict[str, str], years: dict[str, int | None], dates: dict[str, str | None],
+             segments: dict, links: dict[str, list[str]], leaking_docs: set[str],
+             params: CitationsParams, skipped: Counter) -> tuple[dict, dict, dict, Counter]:
+    """Each citing judgment's facts, its masked query and the judgments it cites that were
+    decided no later than itself, and the mentions masked; each judgment left out is counted
+    in ``skipped`` by why."""
+    facts, topics, qrels, masked = {}, {}, {}, Counter()
+    for doc in tqdm(sorted(links, key=natural_key), desc="citation queries", unit="judgment"):
+        year = years.get(doc)
+        cited = [c for c in links[doc] if year is not None
+                 and decided_by(years.get(c), dates.get(c), year, dates.get(doc))]
+        if year is None:
+            skipped["year unknown"] += 1
+        elif doc in leaking_docs:
+            skipped["holds an AILA query's text"] += 1
+        elif not cited:
+            skipped["cites no judgment decided no later than itself"] += 1
+        else:
+            title = texts[doc].lstrip().split("\n", 1)[0]
+            facts[doc] = facts_query(texts[doc], segments.get(doc), params.query_chars)
+            found = mask(facts[doc], title)
+            text = " ".join(found.text.split())
+            if len(text) < params.min_query_chars:
+                skipped["masked facts too short"] += 1
+                del facts[doc]
+                continue
+            topics[doc], qrels[doc] = text, cited
+            masked.update(statutes=found.statutes, acts=found.acts, parties=found.parties)
+    return facts, topics, qrels, masked
+
+
+def _hide_copies(facts: dict, texts: dict[str, str], topics: dict, qrels: dict,
+                 params: CitationsParams, skipped: Counter,
+                 ) -> tuple[list, dict[str, list[str]], Counter]:
+    """Near-copy queries dropped but the first of each group (``topics`` and ``qrels`` changed
+    in place), and each query's near-copies hidden from its candidates and its relevant
+    judgments: the groups, each query's hidden judgments, the links dropped by why."""
+    skipped_links: Counter = Counter()
+    copies, groups = near_copy_groups(facts, texts, params.leakage_threshold)
+    for group in groups:
+        for q in group[1:]:
+            skipped["a near-copy of another query"] += 1
+            del topics[q], qrels[q]
+    group_of = {q: set(group) for group in groups for q in group}
+    hidden = {q: sorted((copies.get(q, set()) | group_of.get(q, set())) - {q}, key=natural_key)
+              for q in topics}
+    # a cited copy (an earlier judgment of the same matter) is never a candidate, so not relevant
+    for q in list(topics):
+        kept = [c for c in qrels[q] if c not in hidden[q]]
+        skipped_links["cited near-copies"] += len(qrels[q]) - len(kept)
+        if not kept:
+            skipped["cites only its near-copies"] += 1
+            del topics[q], qrels[q], hidden[q]
+        else:
+            qrels[q] = kept
+    return groups, hidden, skipped_links
 
 def run_citations(params: CitationsParams, seed: int, documents: Path, extract_dir: Path,
                   aila_queries: dict[str, str], out: Path) -> dict[str, Any]:

@@ -3,6 +3,7 @@ stage validity-v3 (the directional test; its case list: countercase lab validity
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Optional

@@ -214,6 +214,33 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
     cited = {q: tuple(d for d in docs if d in corpus.texts) for q, docs in cited.items()}
     cases, skipped = corpus_cases(ids, corpus.texts, corpus.sheets, corpus.years, cited,
                                   params.perturb.case_chars)
+    gold = read_gold(inputs.gold)
+    rows, left_out, excluded, edges_gold, without = _measure(
+        params, inputs, settings, collection, corpus, cases, gold, pilot)
+    table = pd.DataFrame(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "rows.csv", index=False)
+    pd.DataFrame(left_out).to_csv(out / "left_out.csv", index=False)
+    pd.DataFrame(edges_gold).to_csv(out / "gold_edges.csv", index=False)
+    left = pd.DataFrame(left_out, columns=["case_id", "fact_type", "description", "reason"])
+    return {
+        **({"pilot": f"{pilot} development cases (v1's validity cases): exploratory"}
+           if pilot else {"preregistration_sha256": prereg.sha256,
+                          "preregistration_commit": prereg.commit,
+                          "cases_sha256": prereg.cases_sha256}),
+        **_tests(params, inputs, settings, corpus, table, left, edges_gold, gold, without),
+        "cases": {"listed": len(ids), "without_text_or_sheet": len(skipped),
+                  "without_a_matched_pair": len(excluded),
+                  "with_pairs": int(table["case_id"].nunique()) if len(table) else 0},
+        "edits_left_out": dict(Counter(left["reason"])) if len(left) else {},
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _measure(params: Params, inputs: Inputs, settings: dict, collection, corpus: Corpus,
+             cases: list, gold, pilot: int) -> tuple[list, list, list, list, int]:
+    """Each ranker's rows for the matched edits of ``cases`` (with the edits left out and the
+    cases without a matched pair), and the gold cases' edges (none in a pilot)."""
     edges = pd.read_parquet(inputs.edges)
     features = FeatureSource.chosen(inputs.paths, inputs.sheets, Choices())
     try:
@@ -229,22 +256,23 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
             d, collection.years.get(d)))
         rows, left_out, excluded = confirmatory_rows(cases, limits, corpus, rankers, mass,
                                                      edges, settings, counts)
-        gold = read_gold(inputs.gold)
         # a pilot leaves the gold test alone: it reads no confirmatory case, but its result
         # would be seen before the final version
         edges_gold, without = (([], 0) if pilot else gold_rows(
-            corpus, collection, gold, rankers, edges, settings, params.perturb.case_chars))
+            corpus, collection, gold, rankers, edges, settings,
+            params.perturb.case_chars))
     finally:
         features.close()
-    table = pd.DataFrame(rows)
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "rows.csv", index=False)
-    pd.DataFrame(left_out).to_csv(out / "left_out.csv", index=False)
-    pd.DataFrame(edges_gold).to_csv(out / "gold_edges.csv", index=False)
-    left = pd.DataFrame(left_out, columns=["case_id", "fact_type", "description", "reason"])
+    return rows, left_out, excluded, edges_gold, without
+
+
+def _tests(params: Params, inputs: Inputs, settings: dict, corpus: Corpus, table: pd.DataFrame,
+           left: pd.DataFrame, edges_gold: list, gold, without: int) -> dict[str, Any]:
+    """The preregistered tests on the rows: each ranker's excess (the secondary ones Holm
+    corrected), the gold test, the balance of the primary ranker's pairs and the targets."""
     r = settings["resamples"]
     by_ranker = {}
-    for ranker, group in table.groupby("ranker", sort=False):
+    for ranker, group in table.groupby("ranker", sort=False) if len(table) else ():
         by_ranker[ranker] = {**excess(group, r, params.seed),
                              "per_fact_type": by_fact_type(group, r, params.seed)}
     secondary = holm({k: v["excess_p"] for k, v in by_ranker.items() if k != PRIMARY})
@@ -257,10 +285,6 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
                                     settings["permutations"])
     pairs = table[table["ranker"] == PRIMARY] if len(table) else table
     return {
-        **({"pilot": f"{pilot} development cases (v1's validity cases): exploratory"}
-           if pilot else {"preregistration_sha256": prereg.sha256,
-                          "preregistration_commit": prereg.commit,
-                          "cases_sha256": prereg.cases_sha256}),
         "primary": PRIMARY, "settings": settings,
         "label_agreement": label_agreement(inputs.hand_labels, cited_precedents(inputs.groups),
                                            corpus.reasons),
@@ -277,9 +301,4 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
                          and gold_test["permutation_p"] < 0.05)},
         "rbo_primary": {c: round(float(pairs[c].mean()), 4) for c in pairs.columns
                         if c.startswith("rbo_")} if len(pairs) else {},
-        "cases": {"listed": len(ids), "without_text_or_sheet": len(skipped),
-                  "without_a_matched_pair": len(excluded),
-                  "with_pairs": int(table["case_id"].nunique()) if len(table) else 0},
-        "edits_left_out": dict(Counter(left["reason"])) if len(left) else {},
-        "seconds": round(time.perf_counter() - started, 1),
     }

@@ -226,8 +226,8 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str] | Sequence[tuple[str, s
     target = onnx_dir / f"model.int8-{method.lower()}-{digest.hexdigest()[:16]}.onnx"
     if target.is_file():
         return target
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
-                                          QuantType, quantize_static)
+    from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
     from transformers import AutoTokenizer
 
@@ -240,6 +240,37 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str] | Sequence[tuple[str, s
     starts = list(range(0, len(texts), batch_size))
     if stride and len(starts) % stride:
         raise ValueError(f"stride {stride} does not divide the {len(starts)} calibration batches")
+
+    work = Path(tempfile.mkdtemp(prefix=".int8-", dir=onnx_dir))
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.WARNING))  # the quantiser logs every tensor at INFO
+    try:
+        prepared = work / "prepared.onnx"
+        quant_pre_process(str(onnx_dir / ONNX_FILES["onnx-float32"]), str(prepared),
+                          skip_symbolic_shape=True)
+        reader = _calibration_reader(tokenizer, names, texts, starts, batch_size,
+                                     max_seq_length)
+        quantize_static(str(prepared), str(work / target.name), reader,
+                        quant_format=QuantFormat.QDQ, op_types_to_quantize=["MatMul", "Gemm"],
+                        nodes_to_exclude=after_gelu(prepared),
+                        per_channel=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8,
+                        calibrate_method=getattr(CalibrationMethod, method),
+                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
+                                       **({"CalibStridedMinMax": stride} if stride else {})})
+        (work / target.name).rename(target)
+    finally:
+        root.setLevel(level)
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def _calibration_reader(tokenizer, names: list[str], texts, starts: list[int], batch_size: int,
+                        max_seq_length: int):
+    """The quantiser's reader of ``texts`` (strings or pairs) in the batches that begin at
+    ``starts``, tokenised as the model reads them; a calibration pass reads a range of them."""
+    from onnxruntime.quantization import CalibrationDataReader
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -263,27 +294,7 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str] | Sequence[tuple[str, s
                                max_length=max_seq_length, return_tensors="np")
             return {n: tokens[n].astype(np.int64) for n in names}
 
-    work = Path(tempfile.mkdtemp(prefix=".int8-", dir=onnx_dir))
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(max(level, logging.WARNING))  # the quantiser logs every tensor at INFO
-    try:
-        prepared = work / "prepared.onnx"
-        quant_pre_process(str(onnx_dir / ONNX_FILES["onnx-float32"]), str(prepared),
-                          skip_symbolic_shape=True)
-        quantize_static(str(prepared), str(work / target.name), Reader(),
-                        quant_format=QuantFormat.QDQ, op_types_to_quantize=["MatMul", "Gemm"],
-                        nodes_to_exclude=after_gelu(prepared),
-                        per_channel=True, activation_type=QuantType.QUInt8,
-                        weight_type=QuantType.QInt8,
-                        calibrate_method=getattr(CalibrationMethod, method),
-                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False,
-                                       **({"CalibStridedMinMax": stride} if stride else {})})
-        (work / target.name).rename(target)
-    finally:
-        root.setLevel(level)
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+    return Reader()
 
 
 def after_gelu(model_path: Path, hops: int = 4) -> list[str]:

@@ -92,22 +92,7 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
                                        columns=["chunk_id", "doc_id", "text"])
     statute_chunks = pd.read_parquet(index_dir / "statutes_chunks.parquet",
                                      columns=["chunk_id", "doc_id", "text"])
-    dense = encoder = None
-    precision = "float32"
-    from countercase.index.dense import read_meta
-
-    meta = read_meta(dense_dir / "precedents") if p.dense_negatives else None
-    if meta is not None:
-        from countercase.index.dense import DenseIndex
-        from countercase.index.encoders import load_encoder
-
-        dense = DenseIndex.load(dense_dir / "precedents")
-        precision = meta.get("precision", "float32")
-        encoder = load_encoder(meta["encoder"], precision=precision,
-                               max_seq_length=meta.get("max_seq_length"),
-                               int8_model=meta.get("int8_model"))
-    elif p.dense_negatives:
-        log.warning("no embeddings in %s: negatives from BM25 only", dense_dir / "precedents")
+    dense, encoder, precision = _dense_negatives(dense_dir / "precedents", p.dense_negatives)
     rng = random.Random(params.seed)
     groups = []
     with Bm25Searcher(index_dir / "precedents_chunks") as bm25_p, \
@@ -131,17 +116,7 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
             if laws and p.statute_groups:
                 groups += statutes.groups(doc, query, laws, set(), rng)
     kept, dropped = drop_leaking(groups, set(leaking))
-    with (out / "groups.jsonl").open("w", encoding="utf-8") as handle:
-        for g in kept:
-            handle.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
-    leak_report = {"threshold": p.leakage_threshold, "n_gram": 8,
-                   "documents": {d: [{"query": q, "share": s} for q, s in hits]
-                                 for d, hits in leaking.items()},
-                   "groups_dropped": len(dropped),
-                   "groups_dropped_by_document": {
-                       d: sum(d in {g.query_doc, g.positive_doc, *g.negative_docs} for g in dropped)
-                       for d in leaking}}
-    (out / "leakage.json").write_text(json.dumps(leak_report, indent=1) + "\n")
+    _write(out, kept, dropped, leaking, p.leakage_threshold)
     stats = {"citations": counts, "n_titles": len(titles),
              "citing_judgments_resolved": len(cites),
              "cited_pairs_resolved": sum(len(v) for v in cites.values()),
@@ -151,6 +126,38 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
              "leaking_documents": {d: [q for q, _ in hits] for d, hits in leaking.items()},
              "negatives_from": "bm25+dense" if dense is not None else "bm25 (no embeddings)"}
     return kept, stats
+
+
+def _dense_negatives(folder: Path, wanted: bool) -> tuple[Any, Any, str]:
+    """The dense index of ``folder``, its encoder and their precision, when negatives are
+    ``wanted`` from it and it is built (else None, None and float32: BM25's alone)."""
+    from countercase.index.dense import DenseIndex, read_meta
+    from countercase.index.encoders import load_encoder
+
+    meta = read_meta(folder) if wanted else None
+    if meta is None:
+        if wanted:
+            log.warning("no embeddings in %s: negatives from BM25 only", folder)
+        return None, None, "float32"
+    precision = meta.get("precision", "float32")
+    return DenseIndex.load(folder), load_encoder(
+        meta["encoder"], precision=precision, max_seq_length=meta.get("max_seq_length"),
+        int8_model=meta.get("int8_model")), precision
+
+
+def _write(out: Path, kept: list, dropped: list, leaking: dict, threshold: float) -> None:
+    """The groups kept (groups.jsonl) and what the leakage rule dropped (leakage.json)."""
+    with (out / "groups.jsonl").open("w", encoding="utf-8") as handle:
+        for g in kept:
+            handle.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
+    leak_report = {"threshold": threshold, "n_gram": 8,
+                   "documents": {d: [{"query": q, "share": s} for q, s in hits]
+                                 for d, hits in leaking.items()},
+                   "groups_dropped": len(dropped),
+                   "groups_dropped_by_document": {
+                       d: sum(d in {g.query_doc, g.positive_doc, *g.negative_docs} for g in dropped)
+                       for d in leaking}}
+    (out / "leakage.json").write_text(json.dumps(leak_report, indent=1) + "\n")
 
 
 class Validation:
