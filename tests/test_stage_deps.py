@@ -95,3 +95,25 @@ def test_cli_defaults_are_layout_paths():
             default = getattr(parameter.default, "default", None)
             if isinstance(default, Path):
                 assert default in known, (command.callback.__name__, parameter.name, default)
+
+
+def test_a_stage_names_its_command_and_only_what_differs_from_its_defaults():
+    """Issue 60: the command line comes from the CLI's own defaults, not retyped strings: each
+    stage's command exists, and each option it passes is one of the command's, set to a value
+    other than its default."""
+    import click
+    import typer
+
+    from countercase import cli
+
+    group = typer.main.get_command(cli.app)
+    context = click.Context(group)
+    for stage in STAGES:
+        command = group.get_command(context, stage.command)
+        assert command is not None, (stage.name, stage.command)
+        options = {option: p for p in command.params for option in p.opts}
+        for option, value in stage.args.items():
+            assert option in options, (stage.name, option)
+            default = options[option].default
+            assert value is True or default is None or str(default) != str(value), (
+                stage.name, option, "restates the command's default")
