@@ -187,3 +187,37 @@ def test_a_registry_that_is_no_mapping_of_systems_is_named(tmp_path, text):
     path.write_text(text)
     with pytest.raises(ConfigError, match=r"no mapping 'systems'|cannot read the registry"):
         read_systems(path)
+
+
+def test_every_system_is_one_ranker_that_ranks_topics_and_searches_a_query(indexed_corpus,
+                                                                            aila_files):
+    """Issue 60: the composer builds every system as one shape, ``rank(topics) -> run`` and
+    ``search(query, filters, k) -> hits``: a system that ranks whole judgments searches by
+    ranking the one query, each judgment at one of its own passages, in the order its ranking
+    gives; a filter it cannot honour is an error that names it; its limit it honours."""
+    from countercase.retrieve.compose import Composer
+    from countercase.retrieve.filters import FilterError, SearchFilter
+
+    paths, _, _ = indexed_corpus
+    base = Params().retrieve.model_copy(update={"use_dense": False, "use_mmr": False,
+                                                "use_rerank": False, "fact_weight": 0.0})
+    build = Composer("precedents", paths, base, 20, 50)
+    text = aila_files.casedocs(["C7"])["C7"][1000:2500]
+    import pandas as pd
+
+    chunks = pd.read_parquet(paths.chunk_table("precedents"), columns=["chunk_id", "doc_id"])
+    doc_of = dict(zip(chunks["chunk_id"], chunks["doc_id"]))
+    for name in ("bm25_docs", "bm25"):
+        ranker = build.ranker(name)
+        run = ranker({"q": text})["q"]
+        hits = ranker.search(text, k=5).documents
+        assert hits and [h.rank for h in hits] == list(range(1, len(hits) + 1)), name
+        if not BY_NAME[name].pipeline:
+            assert [h.doc_id for h in hits] == [d for d, _ in run[:5]], name
+            assert all(ranker.ranking(text, k=5)[i][0] == h.doc_id for i, h in enumerate(hits))
+        assert all(doc_of[h.chunk_id] == h.doc_id for h in hits), name  # its own passage
+        kept = ranker.search(text, SearchFilter(exclude_doc_ids=frozenset({hits[0].doc_id})),
+                             k=5).documents
+        assert hits[0].doc_id not in {h.doc_id for h in kept}, name
+    with pytest.raises(FilterError, match="system bm25_docs .*act_sections"):
+        build.ranker("bm25_docs").search(text, SearchFilter(act_sections=frozenset({"IPC-302"})))

@@ -57,7 +57,7 @@ class Workspace:
     @cached_property
     def params(self):
         from countercase.config import load_params
-        from countercase.retrieve.learned import searching
+        from countercase.retrieve.trees import searching
 
         return searching(load_params(self.path(Path("params.yaml"))), self.system)
 
@@ -71,11 +71,11 @@ class Workspace:
     @cached_property
     def retriever(self):
         """What the trees search: the learned system, or the pipeline as the trees run it."""
-        from countercase.retrieve.learned import tree_retriever
         from countercase.retrieve.load import open_retriever
         from countercase.retrieve.registry import tree_params
+        from countercase.retrieve.trees import tree_ranker
 
-        return tree_retriever(self.params, self.index_paths, open_retriever(
+        return tree_ranker(self.params, self.index_paths, open_retriever(
             "precedents", tree_params(self.params), self.index_paths), Path(self.root))
 
     @cached_property

@@ -43,7 +43,7 @@ def validity_v3(
     from countercase.confirm.v3 import Inputs, run_validity_v3
     from countercase.retrieve.load import IndexPaths
 
-    from countercase.retrieve.learned import searching
+    from countercase.retrieve.trees import searching
 
     # every choice adopted: the trees' system as the perturb stage has it (the learned one
     # when ltr is served) and its fact weight

@@ -80,7 +80,7 @@ def perturb(
     query (depth, branching from params.yaml; the fact channel at the weight chosen on the
     tuning cases)."""
     from countercase.perturb.stage import PerturbInputs, run_stage
-    from countercase.retrieve.learned import searching
+    from countercase.retrieve.trees import searching
     from countercase.retrieve.load import IndexPaths
 
     _require_case_inputs(edges, documents, sheets, groups, gold)
@@ -194,9 +194,9 @@ def tree(
     from countercase.factsheet.schema import validate_sheet
     from countercase.perturb.run import retriever_search
     from countercase.perturb.tree import PerturbationTree
-    from countercase.retrieve.learned import searching, tree_retriever
     from countercase.retrieve.load import IndexPaths, open_retriever
     from countercase.retrieve.registry import tree_params
+    from countercase.retrieve.trees import searching, tree_ranker
 
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
@@ -223,8 +223,7 @@ def tree(
         require(sheet, "fact sheet file")
         root = validate_sheet(read_json(sheet))
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
-    retriever = tree_retriever(params, paths,
-                               open_retriever("precedents", tree_params(params), paths))
+    retriever = tree_ranker(params, paths, open_retriever("precedents", tree_params(params), paths))
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
                              params.perturb.k, text=text, prune_below=params.perturb.prune_below,
                              granularity=params.perturb.granularity).build(depth, branching)

@@ -106,34 +106,29 @@ def eligible(targets: dict[str, dict[tuple[str, str], dict]], part: dict[str, st
 
 class TreeRanker:
     """What the trees search (the learned system when ltr is served, else ``perturb.system``
-    at the trees' fact weight: :func:`countercase.retrieve.learned.tree_retriever`) as ranks to
+    at the trees' fact weight: :func:`countercase.retrieve.trees.tree_ranker`) as ranks to
     ``depth`` judgments under a case's limit, ``chunks`` candidates per text retriever."""
 
     def __init__(self, params: Params, paths: IndexPaths, depth: int, chunks: int) -> None:
-        from countercase.retrieve.learned import tree_retriever
         from countercase.retrieve.load import open_retriever
         from countercase.retrieve.registry import tree_params
+        from countercase.retrieve.trees import tree_ranker
 
         tree = tree_params(params).model_copy(update={"bm25_depth": chunks,
                                                       "dense_depth": chunks})
         self.pipeline = open_retriever("precedents", tree, paths, facts=True)
-        self.retriever = tree_retriever(params, paths, self.pipeline)
+        self.retriever = tree_ranker(params, paths, self.pipeline)
         self.name = params.perturb.learned or params.perturb.system
         self.depth = depth
 
     def __call__(self, text: str, sheet, limit: Limit) -> dict[str, int]:
         filters = SearchFilter(year_to=limit.year_to, exclude_doc_ids=limit.exclude)
-        if hasattr(self.retriever, "rank"):  # a learned system: its ranking, not its passages
-            ranked = [doc for doc, _ in self.retriever.rank(text, filters, self.depth, sheet)]
-        else:
-            ranked = [h.doc_id for h in self.retriever.search(text, filters, k=self.depth,
-                                                               sheet=sheet).documents]
+        ranked = [doc for doc, _ in self.retriever.ranking(text, filters, self.depth, sheet)]
         return {doc: i + 1 for i, doc in enumerate(ranked)}
 
     def close(self) -> None:
-        for opened in {id(x): x for x in (self.retriever, self.pipeline)}.values():
-            if hasattr(opened, "close"):
-                opened.close()
+        if hasattr(self.pipeline, "close"):
+            self.pipeline.close()
 
 
 def _measures(rankers: Rankers, trees: TreeRanker | None, case_id: str, text: str, sheet,

@@ -56,9 +56,9 @@ class OpenedSystem:
                       paths.fact_index)
         if why:
             raise SearchRefused(f"system {spec.name} cannot run here: {why[spec.name]}")
-        self.rank = composer(task, paths, params.retrieve, params.evaluate, choices,
-                             citations=citations if citations.is_dir() else None,
-                             supplied=frozenset(supplied)).system(spec.name)
+        self.ranker = composer(task, paths, params.retrieve, params.evaluate, choices,
+                               citations=citations if citations.is_dir() else None,
+                               supplied=frozenset(supplied)).ranker(spec.name)
         self.years = {}
         if paths.metadata.is_file():
             table = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
@@ -72,7 +72,7 @@ class OpenedSystem:
 
         topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None,
                         kind)
-        run = self.rank(topics)["query"][:k]
+        run = self.ranker.rank(topics)["query"][:k]
         return [{"rank": i, "judgment": doc, "year": self.years.get(doc),
                  "score": round(score, 4)} for i, (doc, score) in enumerate(run, start=1)]
 
@@ -113,12 +113,11 @@ def folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
 def pipeline_rows(query: str, task: str, spec, paths, params, filters, k: int | None
                   ) -> list[dict]:
     """The top hits of a pipeline system over the built indexes, each with its passage."""
-    from countercase.retrieve.load import open_retriever, open_statute_search
+    from countercase.evaluate.run import composer
+    from countercase.retrieve.choices import Choices
 
-    served = spec.served(params.retrieve)
-    retriever = (open_retriever(task, served, paths) if task == "precedents"
-                 else open_statute_search(served, paths))
-    return [hit_row(hit, task) for hit in retriever.search(query, filters, k).documents]
+    ranker = composer(task, paths, params.retrieve, params.evaluate, Choices()).ranker(spec.name)
+    return [hit_row(hit, task) for hit in ranker.search(query, filters, k).documents]
 
 
 def hit_row(hit, task: str) -> dict:

@@ -52,9 +52,9 @@ def run_stage(params: Params, inputs: PerturbInputs) -> dict[str, Any]:
     from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees,
                                          run_perturb, validity_rows, validity_rows_apart,
                                          validity_summary)
-    from countercase.retrieve.learned import tree_retriever
     from countercase.retrieve.load import open_retriever
     from countercase.retrieve.registry import tree_params
+    from countercase.retrieve.trees import tree_ranker
     from countercase.runtime.processes import Apart
 
     sets = load_cases(params, ValidityInputs(inputs.documents, inputs.sheets, inputs.metadata,
@@ -77,7 +77,7 @@ def run_stage(params: Params, inputs: PerturbInputs) -> dict[str, Any]:
                                     edge_table, chosen, sets.precedents)
         gold_rows = validity_rows("gold", sets.gold, case_search(retriever, params), edge_table,
                                   params, chosen, sets.precedents)
-        trees = tree_retriever(params, paths, retriever.with_params(tree_params(params, chosen)))
+        trees = tree_ranker(params, paths, retriever.with_params(tree_params(params, chosen)))
         report = run_perturb(topics, trees, edge_table, out, params.perturb,
                              inputs.queries.parent)
         report["summary"]["corpus_trees"] = corpus_trees(

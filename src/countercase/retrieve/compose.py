@@ -1,4 +1,6 @@
-"""Any system of the registry as a ranking function ``topics -> run`` on one collection.
+"""Any system of the registry on one collection: its ranking function ``topics -> run``
+(:meth:`Composer.system`), or the one shape every caller asks for by name, a
+:class:`~countercase.retrieve.ranker.Ranker` that also searches one query (:meth:`Composer.ranker`).
 
 :class:`Composer` builds a system from its step (:mod:`countercase.retrieve.steps`) and its
 settings, the chosen ones read from their files (:mod:`countercase.retrieve.choices`); a
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -20,10 +23,13 @@ from countercase.config import ConfigError, RetrieveParams
 from countercase.datasets.limits import limit_of
 from countercase.retrieve.choices import Choices, ChoiceError
 from countercase.retrieve.features import FeatureSource
+from countercase.retrieve.learned import LearnedRetriever
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.ltr import LearnedRanker, ltr_system
+from countercase.retrieve.pipeline import Retriever
 from countercase.retrieve.pooling import passage_system
 from countercase.retrieve.prior import citation_counts, with_prior
+from countercase.retrieve.ranker import Ranker, Search, ranked_search
 from countercase.retrieve.registry import BY_NAME, COMPOSED, CORPUS_SUPPLIES, SystemSpec
 from countercase.retrieve.runs import Run, System
 from countercase.retrieve.searchers import Searchers
@@ -74,6 +80,7 @@ class Composer:
     _links: tuple | None = field(default=None, init=False, repr=False)
     _features: FeatureSource | None = field(default=None, init=False, repr=False)
     _precedents: "Composer | None" = field(default=None, init=False, repr=False)
+    _chunks: Retriever | None = field(default=None, init=False, repr=False)
 
     def system(self, name: str, replacing: Mapping[str, str] | None = None) -> System:
         """The ranking function of system ``name``, its components named in ``replacing``
@@ -94,6 +101,57 @@ class Composer:
                 self._runs[kept] = build(topics)
             return self._runs[kept]
         return rank
+
+    def ranker(self, name: str, table: Retriever | None = None) -> Ranker:
+        """System ``name`` as a :class:`~countercase.retrieve.ranker.Ranker`: its ranking
+        function and its search of one query (``table``: the chunk table its hits are read
+        from, opened when first searched if not given)."""
+        if name not in self.registry:
+            raise ConfigError(f"no system {name!r} in the registry: use one of "
+                              f"{', '.join(self.registry)}")
+        spec = self.registry[name]
+        rank = self.system(name)
+        if spec.pipeline:
+            return Ranker(name, rank, self._pipeline_search(spec))
+
+        def chunks() -> Retriever:
+            return table if table is not None else self._table()
+        if spec.level == "ltr":
+            learned = _Once(lambda: self._learned(spec, chunks()))
+            return Ranker(name, rank, lambda *a: learned().search_with(*a),
+                          lambda *a: learned().ranking(*a))
+        return Ranker(name, rank, ranked_search(name, rank, chunks))
+
+    def _pipeline_search(self, spec: SystemSpec) -> Search:
+        """The pipeline's own search under the system's settings at the served depths
+        (``base``'s, not an experiment's ``chunk_depth``), opened when first searched."""
+        from countercase.retrieve.load import open_retriever, open_statute_search
+
+        served = spec.served(self.base, self.choices)
+        if self.task == "precedents":
+            opened = _Once(lambda: open_retriever(self.task, served, self.paths))
+            return lambda query, filters, k, sheet, kind: opened().search(query, filters, k,
+                                                                          sheet)
+        opened = _Once(lambda: open_statute_search(served, self.paths))
+        return lambda query, filters, k, sheet, kind: opened().search(query, filters, k)
+
+    def _table(self) -> Retriever:
+        """The chunk table and BM25 index of this task, read once: where a system that ranks
+        whole judgments finds each one's passage."""
+        if self._chunks is None:
+            from countercase.retrieve.load import open_retriever
+
+            self._chunks = open_retriever(self.task, self.base.model_copy(update={
+                "use_bm25": True, "use_dense": False, "use_mmr": False, "use_rerank": False,
+                "fact_weight": 0.0}), self.paths)
+        return self._chunks
+
+    def _learned(self, spec: SystemSpec, table: Retriever) -> LearnedRetriever:
+        """A learned system's search over ``table``'s chunks: its model over its features'
+        pools, the prior counted from this composer's citation links."""
+        ranker = LearnedRanker.load(self.ltr_dir / f"{spec.step['model']}.txt")
+        return LearnedRetriever(table, self._feature_source(), ranker, self._link_pairs(),
+                                spec.name)
 
     def _searchers(self, spec: SystemSpec) -> Searchers:
         if spec.dense_dir is not None:
@@ -180,9 +238,13 @@ class Composer:
 
     def _counts(self, topics: Mapping[str, str]) -> dict:
         """qid -> how often each judgment is cited by those a search for it may see."""
+        return citation_counts(self._link_pairs(), list(topics), self.admits, self.exclude)
+
+    def _link_pairs(self) -> tuple:
+        """The corpus's (citing, cited) judgments, read once (none without ``links``)."""
         if self._links is None:
             self._links = tuple(self.links()) if self.links is not None else ()
-        return citation_counts(self._links, list(topics), self.admits, self.exclude)
+        return self._links
 
     def _prior(self, system: System, weight: float) -> System:
         def rank(topics):
@@ -198,6 +260,18 @@ class Composer:
             self._features = FeatureSource.chosen(self.paths, sheets, self.choices,
                                                   self.ltr_rule)
         return self._features
+
+
+class _Once:
+    """``make()``, made when first called and kept."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make, self.made = make, None
+
+    def __call__(self) -> Any:
+        if self.made is None:
+            self.made = self.make()
+        return self.made
 
 
 def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,

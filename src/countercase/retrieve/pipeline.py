@@ -307,6 +307,26 @@ class Retriever:
     def _row(self, row_index: int) -> dict[str, Any]:
         return self._table.row(row_index)
 
+    def doc_of(self, chunk_id: str) -> str:
+        """The judgment of chunk ``chunk_id``."""
+        return self._row(self.row_of[chunk_id])["doc_id"]
+
+    def first_row(self, doc_id: str) -> int | None:
+        """The row of the first chunk of judgment ``doc_id`` (None: it has none here)."""
+        return self._first_chunks().get(doc_id)
+
+    def _first_chunks(self) -> dict[str, int]:
+        if self._table.first_chunk is None:
+            first: dict[str, int] = {}
+            for i, doc_id in enumerate(self.chunks["doc_id"]):
+                first.setdefault(doc_id, i)
+            self._table.first_chunk = first
+        return self._table.first_chunk
+
+    def hit_at(self, row: int, rank: int, scores: dict[str, float]) -> Hit:
+        """Chunk row ``row`` as the hit at ``rank`` with ``scores``."""
+        return self._hit(self._row(row), rank, scores)
+
     def _hit(self, row: dict[str, Any], rank: int, scores: dict[str, float]) -> Hit:
         return Hit(rank=rank, chunk_id=row["chunk_id"], doc_id=row["doc_id"], text=row["text"],
                    source_path=row["source_path"], page_number=int(row["page_number"]),
@@ -328,12 +348,7 @@ class Retriever:
         found = search() if sheet is not None else self._table.fact_ranking(
             (query, self.params.fact_depth, filters.exclude_doc_ids,
              filters.year_to), search)
-        if self._table.first_chunk is None:
-            first: dict[str, int] = {}
-            for i, doc_id in enumerate(self.chunks["doc_id"]):
-                first.setdefault(doc_id, i)
-            self._table.first_chunk = first
-        first_chunk = self._table.first_chunk
+        first_chunk = self._first_chunks()
         by_doc = {h.doc_id: h for h in documents}
         fact_score = dict(found)
         fact_ids = []
