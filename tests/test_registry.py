@@ -149,8 +149,8 @@ def test_a_system_added_by_one_entry_is_built_by_the_composer(tmp_path, project)
 
     from countercase import layout
     from countercase.case import Workspace
-    from countercase.datasets.aila import read_queries
     from countercase.config import ConfigError
+    from countercase.datasets.aila import read_queries
     from countercase.evaluate.run import composer
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.registry import SYSTEMS_FILE, read_systems
@@ -172,6 +172,8 @@ def test_a_system_added_by_one_entry_is_built_by_the_composer(tmp_path, project)
     bm25 = build.system("bm25")({qid: topics[qid]})[qid]
     docs = build.system("bm25_docs")({qid: topics[qid]})[qid]
     assert toy and {d for d, _ in toy} <= {d for d, _ in bm25} | {d for d, _ in docs}
+    assert [h.doc_id for h in build.ranker("toy").search(topics[qid], k=5).documents] \
+        == [d for d, _ in toy[:5]]  # searched as it ranks, each at a passage of its own
     with pytest.raises(ConfigError, match="no system 'toy' in the registry"):
         composer("precedents", workspace.index_paths, params.retrieve, params.evaluate,
                  Choices()).system("toy")

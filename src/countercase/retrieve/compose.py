@@ -229,7 +229,8 @@ class Composer:
         """Each query to the system of its kind (``topics.kind``), as the serving choice
         routes it on this collection."""
         routes = routed(spec, self.task, self.base, self.choices, self.supplied,
-                        self.paths.fact_index, self.chunkings is not None, replacing)
+                        self.paths.fact_index, self.chunkings is not None, replacing,
+                        self.registry)
         built = {kind: self.system(name, replacing) for kind, name in routes.items()}
 
         def rank(topics):
@@ -274,12 +275,30 @@ class _Once:
         return self.made
 
 
-def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
-         supplied: frozenset[str], fact_index: Path | None, chunkings: bool,
-         replacing: dict[str, str]) -> str | None:
-    """Why ``spec`` cannot rank ``task`` here (None: it can), its components' reasons named."""
+@dataclass(frozen=True)
+class _Here:
+    """What a system's runnability is judged against: the task, the settings and choices, what
+    the collection supplies, its fact index, whether chunking variants can be cut, and the
+    registry its components are named in."""
+
+    task: str
+    base: RetrieveParams
+    choices: Choices
+    supplied: frozenset[str]
+    fact_index: Path | None
+    chunkings: bool
+    registry: Mapping[str, SystemSpec]
+
+    def why(self, name: str, replacing: dict[str, str], task: str | None = None) -> str | None:
+        here = self if task in (None, self.task) else replace(self, task=task)
+        return _why(self.registry[name], here, replacing)
+
+
+def _why(spec: SystemSpec, here: _Here, replacing: dict[str, str]) -> str | None:
+    """Why ``spec`` cannot rank ``here.task`` (None: it can), its components' reasons named."""
+    task, base, choices, supplied = here.task, here.base, here.choices, here.supplied
     if spec.name in replacing:
-        spec = BY_NAME[replacing[spec.name]]
+        spec = here.registry[replacing[spec.name]]
     if task not in spec.tasks:
         return f"ranks {', '.join(spec.tasks)} only"
     missing = spec.missing(set(supplied))
@@ -291,9 +310,9 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
         has = ", ".join(sorted(supplied)) or "documents, topics and qrels only"
         return (f"needs {', '.join(missing)}, which the collection does not supply "
                 f"(it has {has})")
-    if facts and fact_index is not None and not fact_index.is_dir():
-        return f"no fact index at {fact_index} (stage index_facts)"
-    if spec.chunking is not None and not chunkings:
+    if facts and here.fact_index is not None and not here.fact_index.is_dir():
+        return f"no fact index at {here.fact_index} (stage index_facts)"
+    if spec.chunking is not None and not here.chunkings:
         return ("a chunking variant is cut from the corpus's documents and sections and "
                 "searched by the evaluate stage only")
     why = choices.why_not({**spec.step, **spec.overrides})
@@ -308,10 +327,8 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
     if spec.overrides.get("use_rerank") and not Path(base.rerank_model).is_dir():
         return f"no trained reranker in {base.rerank_model} (stage train_reranker)"
     if spec.level == "route":  # the systems it sends this collection's queries to
-        for name in dict.fromkeys(routed(spec, task, base, choices, supplied, fact_index,
-                                         chunkings, replacing).values()):
-            inner = _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
-                         replacing)
+        for name in dict.fromkeys(_routed(spec, here, replacing).values()):
+            inner = here.why(name, replacing)
             if inner:
                 return f"its route to {name} cannot run: {inner}"
     elif spec.level in COMPOSED:
@@ -320,40 +337,47 @@ def _why(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
         if spec.level == "rebased":
             replacing = {**replacing, **step["replacing"]}
         for name in named:
-            if name not in BY_NAME:
+            if name not in here.registry:
                 return f"{name!r}, a chosen component, is no system of the registry"
-            inner = _why(BY_NAME[name], "precedents" if spec.level == "bridge" else task,
-                         base, choices, supplied, fact_index, chunkings, replacing)
+            inner = here.why(name, replacing, "precedents" if spec.level == "bridge" else None)
             if inner:  # named as it runs (a rebased system's replaced component)
                 return f"its component {replacing.get(name, name)} cannot run: {inner}"
     return None
 
 
+def _routed(spec: SystemSpec, here: _Here, replacing: Mapping[str, str] | None = None
+            ) -> dict[str, str]:
+    return spec.route(here.supplied, here.choices,
+                      lambda name: here.why(name, dict(replacing or {})) is None, here.registry)
+
+
 def routed(spec: SystemSpec, task: str, base: RetrieveParams, choices: Choices,
            supplied: frozenset[str], fact_index: Path | None = None, chunkings: bool = False,
-           replacing: Mapping[str, str] | None = None) -> dict[str, str]:
+           replacing: Mapping[str, str] | None = None,
+           registry: Mapping[str, SystemSpec] = BY_NAME) -> dict[str, str]:
     """A route system's kind -> the system that ranks that kind here: the first of the
     serving choice's order that this collection can run (its needs supplied, its model and
     indexes built), else the fallback."""
-    def runnable(name: str) -> bool:
-        return _why(BY_NAME[name], task, base, choices, supplied, fact_index, chunkings,
-                    dict(replacing or {})) is None
-    return spec.route(supplied, choices, runnable)
+    return _routed(spec, _Here(task, base, choices, frozenset(supplied), fact_index, chunkings,
+                               registry), replacing)
 
 
 def why_not(systems: Iterable[SystemSpec], task: str, base: RetrieveParams,
             choices: Choices | None = None, supplied: frozenset[str] = frozenset(),
-            fact_index: Path | None = None, chunkings: bool = False) -> dict[str, str]:
+            fact_index: Path | None = None, chunkings: bool = False,
+            registry: Mapping[str, SystemSpec] = BY_NAME) -> dict[str, str]:
     """Why each of ``systems`` that ranks ``task`` cannot run here (the others are left out of
     the answer): what its collection (``supplied``) lacks, a choice or an input no stage has
-    made yet, or a component's reason; ``chunkings``: whether chunking variants can be cut."""
-    choices = choices or Choices()
+    made yet, or a component's reason; ``chunkings``: whether chunking variants can be cut;
+    ``registry``: the systems their components are named in."""
+    here = _Here(task, base, choices or Choices(), frozenset(supplied), fact_index, chunkings,
+                 registry)
     found = {}
     for spec in systems:
         if task not in spec.tasks:
             continue
         try:
-            why = _why(spec, task, base, choices, supplied, fact_index, chunkings, {})
+            why = _why(spec, here, {})
         except ChoiceError as error:
             why = str(error)
         if why:

@@ -10,7 +10,7 @@ every one that is not opt-in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -105,14 +105,17 @@ class SystemSpec:
         return [need for need in self.needs if need not in supplied]
 
     def route(self, supplied: set[str] | frozenset[str], choices: Choices | None = None,
-              runnable: Callable[[str], bool] | None = None) -> dict[str, str]:
+              runnable: Callable[[str], bool] | None = None,
+              registry: Mapping[str, "SystemSpec"] | None = None) -> dict[str, str]:
         """A route system's kind -> the system that ranks it on a collection supplying
         ``supplied``: the first of the kind's order (the serving choice: the systems its rule
         admits, best first) that needs nothing the collection lacks and, by ``runnable``, can
-        run here; else the fallback."""
+        run here; else the fallback (``registry``: where they are named, by default
+        configs/systems.yaml)."""
         orders = (choices or Choices()).resolve(self.step["routes"])
+        named = BY_NAME if registry is None else registry
         return {kind: next((name for name in ([order] if isinstance(order, str) else order)
-                            if not BY_NAME[name].missing(set(supplied))
+                            if not named[name].missing(set(supplied))
                             and (runnable is None or runnable(name))), self.step["fallback"])
                 for kind, order in orders.items()}
 
