@@ -18,10 +18,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from countercase.datasets.limits import Limit, Topics
+from countercase.datasets.limits import limit_of as topic_limit
+from countercase.index.bm25 import LuceneFilter
 from countercase.index.query_terms import EmptyQueryError
 from countercase.retrieve.filters import FilterError, SearchFilter
 from countercase.retrieve.pipeline import Hit, RetrievalResult, Retriever
-from countercase.retrieve.runs import Run, System
+from countercase.retrieve.runs import Run, System, ranked
 
 Search = Callable[..., RetrievalResult]  # (query, filters, k, sheet, kind) -> result
 
@@ -96,9 +98,6 @@ def retriever_ranker(name: str, retriever, depth: int) -> Ranker:
     """System ``name`` over an opened pipeline (``retriever``, a
     :class:`~countercase.retrieve.pipeline.Retriever`): its search, and its ranking of topics
     at ``depth`` judgments each under their limits."""
-    from countercase.datasets.limits import limit_of as topic_limit
-    from countercase.retrieve.runs import ranked
-
     def rank(topics: Mapping[str, str]) -> Run:
         return {qid: ranked([h.doc_id for h in retriever.search(
                     text, SearchFilter.of_limit(topic_limit(topics, qid)), k=depth).documents])
@@ -109,14 +108,12 @@ def retriever_ranker(name: str, retriever, depth: int) -> Ranker:
     return Ranker(name, rank, search)
 
 
-def best_passages(table: Retriever, bm25, query: str, ranked: list[tuple[str, float]],
+def best_passages(table: Retriever, bm25, query: str, ranking: list[tuple[str, float]],
                   limit: Limit, label: str) -> list[Hit]:
-    """Each judgment of ``ranked`` at its best chunk of ``table`` by ``bm25`` for ``query`` (its
+    """Each judgment of ``ranking`` at its best chunk of ``table`` by ``bm25`` for ``query`` (its
     first chunk when none holds a query term), scored ``label``; a judgment missing from the
     chunk table is left out."""
-    from countercase.index.bm25 import LuceneFilter
-
-    docs = [doc for doc, _ in ranked]
+    docs = [doc for doc, _ in ranking]
     best: dict[str, str] = {}
     if docs:
         only = LuceneFilter(doc_ids=frozenset(docs), exclude_doc_ids=limit.exclude)
@@ -128,7 +125,7 @@ def best_passages(table: Retriever, bm25, query: str, ranked: list[tuple[str, fl
         for chunk, _ in found:
             best.setdefault(doc_of(chunk), chunk)
     hits = []
-    for doc, score in ranked:
+    for doc, score in ranking:
         row = table.row_of[best[doc]] if doc in best else table.first_row(doc)
         if row is None:
             continue
