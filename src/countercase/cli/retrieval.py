@@ -144,7 +144,7 @@ def latency(
     from countercase.evaluate.run import composer
     from countercase.retrieve.choices import Choices
     from countercase.retrieve.compose import routed, why_not
-    from countercase.retrieve.latency import run_latency
+    from countercase.retrieve.latency import PLAIN, run_latency
     from countercase.retrieve.load import IndexPaths
     from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
 
@@ -166,7 +166,9 @@ def latency(
                              paths.fact_index) if spec.level == "route"
                       else {"description": spec.name})
             served = {kind: (name, rank) for kind, name in routes.items()}
-    report = run_latency(texts, params.retrieve, paths, served)
+    plain = {task: composer(task, paths, params.retrieve, params.evaluate, Choices()).ranker(PLAIN)
+             for task in ("precedents", "statutes")}
+    report = run_latency(texts, params.retrieve, plain, paths, served)
     write_json(out, report)
     log.info("latency of %d queries -> %s", len(texts), out)
 

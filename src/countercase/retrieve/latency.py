@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-from collections.abc import Callable
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,8 @@ from tqdm import tqdm
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import Topics
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import IndexPaths, open_retriever, open_statute_search
+from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.ranker import Ranker
 from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker, load_reranker,
                                          untrained_minilm_cross_encoder)
 
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 # Year ranges that keep about a tenth (pre-filter path) and about three quarters (post-filter
 # path) of the AILA chunks.
 FILTERED = {"precedents_years_1950_1975": (1950, 1975), "precedents_years_1990_2020": (1990, 2020)}
+PLAIN = "no_rerank"  # the configured pipeline, its reranker off: the stages timed without it
 
 
 def summarise(samples: list[float]) -> dict[str, float]:
@@ -72,23 +74,22 @@ def time_system(rank: Callable, queries: list[str], label: str,
     return {"stages_ms": {"total": summarise(totals)}}
 
 
-def run_latency(queries: list[str], params: RetrieveParams,
+def run_latency(queries: list[str], params: RetrieveParams, plain: Mapping[str, Ranker],
                 paths: IndexPaths = IndexPaths(),
                 served: dict[str, tuple[str, Callable]] | None = None) -> dict[str, Any]:
-    """Every condition of the module docstring; ``served``: per kind of query, the system that
-    serves it and its ranking function, when the served system is no pipeline."""
+    """Every condition of the module docstring; ``plain``: per task, system :data:`PLAIN` as
+    the composer builds it; ``served``: per kind of query, the system that serves it and its
+    ranking function, when the served system is no pipeline."""
     import torch
 
     report: dict[str, Any] = {"n_queries": len(queries), "torch_threads": torch.get_num_threads(),
                               "conditions": {}}
     conditions = report["conditions"]
-    plain = params.model_copy(update={"use_rerank": False})
-    conditions["precedents"] = time_queries(open_retriever("precedents", plain, paths), queries,
-                                            "precedents")
-    conditions["statutes"] = time_queries(open_statute_search(plain, paths), queries, "statutes")
-    retriever = open_retriever("precedents", plain, paths)
+    for task in ("precedents", "statutes"):
+        conditions[task] = time_queries(plain[task], queries, task)
     for label, years in FILTERED.items():
-        conditions[label] = time_queries(retriever, queries, label, SearchFilter.build(*years))
+        conditions[label] = time_queries(plain["precedents"], queries, label,
+                                         SearchFilter.build(*years))
 
     with tempfile.TemporaryDirectory() as tmp:
         trained = Path(params.rerank_model).is_dir()
