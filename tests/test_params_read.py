@@ -66,3 +66,15 @@ def test_a_stage_run_writes_its_reads_and_the_check_names_the_undeclared(tmp_pat
     (tmp_path / "empty").mkdir()  # a folder with no records says so too, not exit 0 silently
     assert main(["--params-read", str(tmp_path / "empty")]) == 2
     assert "no records of params read" in capsys.readouterr().err
+
+
+def test_an_opt_in_stage_is_recorded_under_its_name(tmp_path, monkeypatch):
+    """DVC names an opt-in stage with its file ("experiments/dvc.yaml:validity_v2"): its record
+    is written under the stage's name, not into a folder that does not exist."""
+    monkeypatch.setenv("DVC_STAGE", "experiments/dvc.yaml:validity_v2")
+    found = params_read.begin()
+    try:
+        _ = config.Params().seed
+    finally:
+        config.stop_reads()
+    assert params_read.write(found, tmp_path) == tmp_path / "validity_v2.json"

@@ -31,7 +31,8 @@ def write(keys: set[str] | None, folder: Path = READ) -> Path | None:
     if keys is None or not stage:
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{stage}.json"
+    # an opt-in stage is named with its file ("experiments/dvc.yaml:validity_v2")
+    path = folder / f"{stage.rsplit(':', 1)[-1]}.json"
     path.write_text(json.dumps(sorted(keys), indent=1) + "\n", encoding="utf-8")
     return path
 
