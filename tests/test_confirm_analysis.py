@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from countercase.confirm.analysis import agreement, balance, excess, holm, per_case
+from countercase.confirm.analysis import (agreement, balance, excess, holm, per_case,
+                                          worked_pair)
 from countercase.experiment.agreement import cohens_kappa as kappa
 
 
@@ -31,6 +32,19 @@ def test_the_excess_is_a_mean_of_case_means():
     low, high = found["excess_ci"]
     assert -1.0 <= low <= 1.0 <= high <= 2.0
     assert 0 < found["excess_p"] <= 1
+
+
+def test_the_worked_pair_is_the_furthest_placebo_and_the_counts_by_hand():
+    rows = _rows([("A", "section", 5.0, 1.0, 9.0), ("B", "party", 1.0, 4.0, 11.0),
+                  ("C", "section", 0.0, 3.0, 10.0), ("A", "evidence", 2.0, 2.0, 10.0),
+                  ("D", "section", None, 9.0, 10.0)])
+    rows = rows.assign(operative="edit", placebo="null edit", precedents=1)
+    pair = worked_pair(rows)
+    # B and C both see the placebo move 3 further; B comes first by its id
+    assert (pair["case_id"], pair["fact_type"], pair["d_operative"], pair["d_placebo"]) == (
+        "B", "party", 1.0, 4.0)
+    assert (pair["pairs"], pair["pairs_placebo_further"], pair["pairs_edit_further"]) == (4, 2, 1)
+    assert worked_pair(rows.iloc[4:]) is None  # no pair with both displacements
 
 
 def test_holm_by_hand():

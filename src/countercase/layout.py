@@ -96,6 +96,7 @@ VALIDITY_V3 = PREREGISTRATION / "validity_v3.md"  # directional sensitivity on c
 VALIDITY_V3_CASES = PREREGISTRATION / "validity_v3_cases.txt"
 VALIDITY_V3_OUT = Path("data/processed/validity_v3")
 VALIDITY_V2_OUT = Path("data/processed/validity_v2")  # the confirmatory experiment's rows
+VALIDITY_V2_RERUN_OUT = Path("data/processed/validity_v2_rerun")  # its cases on this build
 LTR_CHOICE = Path("configs/ltr_choice.yaml")  # its models' choices (train_ltr)
 SERVING_CHOICE = Path("configs/serving_choice.yaml")  # the route per query kind (train_ltr)
 # a user's own judgments searched with --docs: their indexes, one folder per file, outside
@@ -180,6 +181,8 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
     "validity_v2": {"outs": (VALIDITY_V2_OUT,),
                     "metrics": (metrics("validity_v2"), timing("validity_v2"))},
+    "validity_v2_rerun": {"outs": (VALIDITY_V2_RERUN_OUT,),
+                          "metrics": (metrics("validity_v2_rerun"), timing("validity_v2_rerun"))},
     "validity_v3": {"outs": (VALIDITY_V3_OUT,),
                     "metrics": (metrics("validity_v3"), timing("validity_v3"))},
     "tune_ft": {"outs": (metrics("tuning_ft"), TUNING_FT_CHOICE), "metrics": ()},

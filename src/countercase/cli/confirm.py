@@ -80,6 +80,9 @@ def validity_v2(
     prereg: Path = typer.Option(layout.VALIDITY_V2, help="The preregistration."),
     pilot: int = typer.Option(0, min=0, help="Run on this many of v1's development cases "
                               "instead, without the guard (a test of the code and its time)."),
+    rerun: bool = typer.Option(False, help="Run the preregistered cases again on this build, "
+                               "under the guard, the summary marked exploratory (the "
+                               "confirmatory result stays the preregistered run's)."),
     metrics: Optional[Path] = typer.Option(None, help="Write the summary here too (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
@@ -101,7 +104,7 @@ def validity_v2(
     try:
         summary = run_validity_v2(params, Inputs(paths, citations, documents, sheets, edges,
                                                  groups, gold, prereg=prereg), out,
-                                  pilot=pilot)
+                                  pilot=pilot, rerun=rerun)
     except PreregistrationError as error:
         raise UserError(str(error)) from None
     write_json(out / "summary.json", summary)

@@ -59,6 +59,25 @@ def by_fact_type(rows: pd.DataFrame, resamples: int, seed: int) -> dict[str, Any
     return {t: excess(group, resamples, seed) for t, group in rows.groupby("fact_type")}
 
 
+def worked_pair(rows: pd.DataFrame) -> dict[str, Any] | None:
+    """One ranker's matched pair in which its placebo moved the precedents furthest beyond the
+    legal edit (the example the paper gives of a reversed result, picked after the run), and
+    how many of its pairs point each way. None: no pair was measured."""
+    kept = rows.dropna(subset=["d_operative", "d_placebo"])
+    if not len(kept):
+        return None
+    beyond = kept["d_placebo"] - kept["d_operative"]
+    order = kept.assign(beyond=beyond).sort_values(["beyond", "case_id", "fact_type"],
+                                                   ascending=[False, True, True], kind="stable")
+    row = order.iloc[0]
+    return {"case_id": row["case_id"], "fact_type": row["fact_type"],
+            "operative": row["operative"], "placebo": row["placebo"],
+            "precedents": int(row["precedents"]), "d_operative": float(row["d_operative"]),
+            "d_placebo": float(row["d_placebo"]), "pairs": int(len(kept)),
+            "pairs_placebo_further": int((beyond > 0).sum()),
+            "pairs_edit_further": int((beyond < 0).sum())}
+
+
 def holm(pvalues: dict[str, float | None]) -> dict[str, float | None]:
     """Holm's step-down adjusted p values (a missing p stays missing)."""
     known = sorted((p, name) for name, p in pvalues.items() if p is not None)

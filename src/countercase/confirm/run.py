@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from countercase import layout
 from countercase.config import Params
-from countercase.confirm.analysis import balance, by_fact_type, excess, holm
+from countercase.confirm.analysis import balance, by_fact_type, excess, holm, worked_pair
 from countercase.confirm.hand_labels import label_agreement
 from countercase.confirm.label import Reasons
 from countercase.confirm.matching import Mass
@@ -192,11 +192,18 @@ def pilot_cases(inputs: Inputs, params: Params, count: int) -> dict[str, tuple[s
     return {c: cited[c] for c in validity[:count]}
 
 
+# what a rerun's summary says it is
+RERUN = ("exploratory: the preregistered cases run again on this build's perturbation rules, "
+         "models and code; the confirmatory result is the preregistered run's "
+         "(metrics/validity_v2.json)")
+
+
 def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path("."),
-                    pilot: int = 0) -> dict[str, Any]:
+                    pilot: int = 0, rerun: bool = False) -> dict[str, Any]:
     """The experiment; its rows under ``out`` and the summary it returns. ``pilot``: run on
     that many of v1's development cases instead, without the guard (the code's test and its
-    time, never the confirmatory cases)."""
+    time, never the confirmatory cases); ``rerun``: the confirmatory cases run again on this
+    build, under the guard, its summary marked exploratory."""
     started = time.perf_counter()
     prereg = None if pilot else verify(inputs.prereg, root, recorded_hash(
         root, layout.METRICS / "counterfactual.json", "validity_v2"))
@@ -228,6 +235,7 @@ def run_validity_v2(params: Params, inputs: Inputs, out: Path, root: Path = Path
            if pilot else {"preregistration_sha256": prereg.sha256,
                           "preregistration_commit": prereg.commit,
                           "cases_sha256": prereg.cases_sha256}),
+        **({"rerun": RERUN} if rerun and not pilot else {}),
         **_tests(params, inputs, settings, corpus, table, left, edges_gold, gold, without),
         "cases": {"listed": len(ids), "without_text_or_sheet": len(skipped),
                   "without_a_matched_pair": len(excluded),
@@ -274,7 +282,8 @@ def _tests(params: Params, inputs: Inputs, settings: dict, corpus: Corpus, table
     by_ranker = {}
     for ranker, group in table.groupby("ranker", sort=False) if len(table) else ():
         by_ranker[ranker] = {**excess(group, r, params.seed),
-                             "per_fact_type": by_fact_type(group, r, params.seed)}
+                             "per_fact_type": by_fact_type(group, r, params.seed),
+                             "worked_pair": worked_pair(group)}
     secondary = holm({k: v["excess_p"] for k, v in by_ranker.items() if k != PRIMARY})
     for ranker, p in secondary.items():
         by_ranker[ranker]["excess_p_holm"] = p

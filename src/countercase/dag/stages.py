@@ -46,6 +46,19 @@ class Stage:
             words += [option] if value is True else [option, str(value)]
         return " ".join(words)
 
+# what the confirmatory validity experiment reads, run or rerun
+V2_DEPS: tuple[Dep, ...] = (
+    L.VALIDITY_V2, L.VALIDITY_V2_CASES, L.CITATIONS, L.DOCUMENTS, L.JUDGMENT_SHEETS, L.METADATA,
+    L.ADJACENCY, L.INDEX, L.DENSE, L.FACT_INDEX,
+    (L.RERANKER, "the domain reranker and its citation groups"),
+    L.RERANKER_CHOICE, L.LTR,
+    (L.HOLDINGS, "the applicability features' holding profiles"),
+    L.DISPOSITIVE_GOLD,
+    (L.GOLD / "perturbation_labels.jsonl", "the hand labels the label is set against"),
+    L.TUNING_CHOICE, L.SERVING_CHOICE, L.LTR_RULE)
+V2_PARAMS = ("seed", "perturb.case_chars", "retrieve.rerank_model", "retrieve.rerank_backend",
+             "index.threads")
+
 
 STAGES: tuple[Stage, ...] = (
     Stage(
@@ -592,27 +605,19 @@ STAGES: tuple[Stage, ...] = (
              "docs/preregistration/validity_v2.md is final, committed before the commit run and "
              "unchanged since a run recorded its hash; opt-in by the budget rule (the default "
              "pipeline's 80 minutes are spent), its summary committed for the perturb stage"),
-        deps=(L.VALIDITY_V2,
-              L.VALIDITY_V2_CASES,
-              L.CITATIONS,
-              L.DOCUMENTS,
-              L.JUDGMENT_SHEETS,
-              L.METADATA,
-              L.ADJACENCY,
-              L.INDEX,
-              L.DENSE,
-              L.FACT_INDEX,
-              (L.RERANKER, "the domain reranker and its citation groups"),
-              L.RERANKER_CHOICE,
-              L.LTR,
-              (L.HOLDINGS, "the applicability features' holding profiles"),
-              L.DISPOSITIVE_GOLD,
-              (L.GOLD / "perturbation_labels.jsonl", "the hand labels the label is set against"),
-              L.TUNING_CHOICE,
-              L.SERVING_CHOICE,
-              L.LTR_RULE),
-        params=("seed", "perturb.case_chars", "retrieve.rerank_model", "retrieve.rerank_backend",
-                "index.threads"),
+        deps=V2_DEPS,
+        params=V2_PARAMS,
+    ),
+    Stage(
+        "validity_v2_rerun", OPT_IN,
+        "validity-v2", {"--rerun": True, "--out": L.VALIDITY_V2_RERUN_OUT,
+                        "--metrics": L.metrics("validity_v2_rerun"),
+                        "--timing": L.timing("validity_v2_rerun")},
+        why=("the confirmatory experiment's cases run again on this build's perturbation rules, "
+             "models and code (exploratory: the rules changed after the preregistered run); the "
+             "paper reads whether its reversed secondary results hold, and one worked pair each"),
+        deps=V2_DEPS,
+        params=V2_PARAMS,
     ),
     Stage(
         "validity_v3", OPT_IN,
