@@ -124,3 +124,11 @@ def test_no_function_runs_past_80_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and (length := node.end_lineno - node.lineno + 1) > 80]
     assert not long, f"functions over 80 lines: {long}"
+
+
+def test_the_perturbation_engine_reads_no_experiment_stage():
+    """Issue 60: the tie rule perturb shares with tuning lives under ``experiment``; perturb
+    imports nothing of the evaluate stage (LAYERS' order alone would allow it)."""
+    crossing = sorted({(m, target) for m, target, _ in _imports()
+                       if _package(m) == "perturb" and _package(target) == "evaluate"})
+    assert not crossing, crossing

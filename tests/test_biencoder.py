@@ -14,7 +14,7 @@ from countercase.biencoder.train import Pair, in_batch_mask, train
 from countercase.config import Params
 from countercase.datasets.citations import read_citations
 from countercase.runtime.models import MINILM, encoder_dir
-from countercase.training.learned import NotLearnedError
+from countercase.training.learning_check import NotLearnedError
 from countercase.training.splits import held_back, tuning_split
 
 DOCS = [f"C{i}" for i in range(1, 25)]

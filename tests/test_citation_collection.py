@@ -14,7 +14,7 @@ from countercase.config import CitationsParams, RetrieveParams
 from countercase.datasets import CollectionError, citation_dataset
 from countercase.datasets.citations import decided_by, read_citations
 from countercase.datasets.limits import Limit, Topics, limit_of, merged
-from countercase.evaluate.tuning import TIE_MARGIN, best
+from countercase.experiment.choice import TIE_MARGIN, best
 from countercase.experiment import Experiment, ranked, score_run
 from countercase.retrieve.pooling import pool_scores
 from countercase.retrieve.prior import citation_counts, with_prior

@@ -96,7 +96,7 @@ def test_the_llm_check_judges_real_perturbations_and_replays(q30, raw_dir, tmp_p
     from countercase.factsheet.rules import extract_rules
     from countercase.legal.adjacency import build_adjacency
     from countercase.perturb.rules import apply, candidates
-    from countercase.perturb.validate import THRESHOLD, LlmValidator
+    from countercase.perturb.llm_validator import THRESHOLD, LlmValidator
 
     edges = build_adjacency(statute_frame(raw_dir / "statutes"),
                             pd.DataFrame(build_constitution_crossrefs(raw_dir / "statutes")), [])

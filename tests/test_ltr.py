@@ -237,7 +237,7 @@ def test_the_trees_learned_retriever_ranks_the_pool_under_the_nodes_limit(
     from countercase.ltr.train import Pairs, fit, learner
     from countercase.retrieve.features import names
     from countercase.retrieve.filters import FilterError, SearchFilter
-    from countercase.retrieve.learned import LearnedRetriever
+    from countercase.retrieve.learned_search import LearnedRetriever
     from countercase.retrieve.trees import searching
     from countercase.retrieve.load import open_retriever
     from countercase.retrieve.ltr import LearnedRanker, rank_pool

@@ -158,7 +158,7 @@ def test_the_first_window_probe_follows_the_full_run(raw_dir, tiny_model):
 
 @pytest.mark.slow  # training a real model
 def test_a_tagger_that_did_not_learn_stops_the_stage(raw_dir, tmp_path):
-    from countercase.training.learned import NotLearnedError
+    from countercase.training.learning_check import NotLearnedError
     from countercase.ner.train import train_ner
 
     # the learning rate of a stalled run: the loss cannot fall by the 30 % the stage asks
@@ -172,7 +172,7 @@ def test_a_tagger_that_did_not_learn_stops_the_stage(raw_dir, tmp_path):
 
 
 def test_the_learned_check_names_what_it_measured():
-    from countercase.training.learned import NotLearnedError, check_learned
+    from countercase.training.learning_check import NotLearnedError, check_learned
 
     check_learned("x", 2.0, 1.0, 0.3, "F1", 0.5, 0.3)  # learned: no error
     with pytest.raises(NotLearnedError, match="no training step"):

@@ -13,7 +13,7 @@ from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.thresholds import ThresholdError, applies, in_days
 from countercase.ingest.text import text_document
 from countercase.legal.adjacency import build_adjacency
-from countercase.perturb.legal import LegalTableError, load_enacted, load_swaps, load_tables
+from countercase.perturb.legal_tables import LegalTableError, load_enacted, load_swaps, load_tables
 from countercase.perturb.rules import (Perturbation, PerturbationError, apply, candidates,
                                        case_categories, check, crosses, latest_year,
                                        load_thresholds)

@@ -10,7 +10,7 @@ from conftest import INDEXED_JUDGMENTS, ROOT
 from countercase.config import load_params
 from countercase.datasets import Dataset
 from countercase.config import Params
-from countercase.evaluate.tuning import TIE_MARGIN, best
+from countercase.experiment.choice import TIE_MARGIN, best
 from countercase.evaluate.tuning_ft import choice_ft, tune_ft
 from countercase.retrieve.choices import Choices
 

@@ -167,7 +167,7 @@ class NerParams(_Section):
     preamble_fraction: float = Field(0.3, ge=0, le=1)  # share of preamble windows trained on
     max_train_sentences: int = Field(0, ge=0)  # 0: all; a quick run reads fewer
     log_every: int = Field(50, gt=0)  # steps between logged mean losses
-    # what a trained tagger must show, else the stage stops (countercase.training.learned)
+    # what a trained tagger must show, else the stage stops (countercase.training.learning_check)
     min_loss_drop: float = Field(0.3, ge=0, lt=1)  # last loss window at most 70 % of the first
     min_dev_f1: float = Field(0.3, ge=0, le=1)  # strict micro F1 on the InLegalNER dev set
 
@@ -246,7 +246,7 @@ class RerankerParams(_Section):
     # steps between saved training states, from which an interrupted run goes on (0: at the
     # learning-curve checkpoints only)
     resume_every: int = Field(20, ge=0)
-    # what a trained reranker must show, else the stage stops (countercase.training.learned)
+    # what a trained reranker must show, else the stage stops (countercase.training.learning_check)
     min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
     min_validation_gain: float = Field(0.001, ge=0)  # chosen checkpoint over the untrained one
 
@@ -265,7 +265,7 @@ class BiencoderParams(_Section):
     threads: int = Field(2, gt=0)
     log_every: int = Field(10, gt=0)  # steps between logged mean losses
     resume_every: int = Field(10, ge=0)  # steps between saved training states (0: checkpoints only)
-    # what a trained encoder must show, else the stage stops (countercase.training.learned)
+    # what a trained encoder must show, else the stage stops (countercase.training.learning_check)
     min_loss_drop: float = Field(0.1, ge=0, lt=1)  # last loss window at most 90 % of the first
     min_dev_gain: float = Field(0.005, ge=0)  # dev MAP of the chosen checkpoint over the untrained
 

@@ -16,8 +16,8 @@ AILA's are. Which citing judgments train:
 The dev score: each dev query ranks the pool of every dev pair's passages (its positives and
 hard negatives, one pool for all) by cosine, a judgment at its best passage; MAP, with the
 collection's qrels as the judgments.
-The stage fails (:mod:`countercase.training.learned`) when the loss did not fall or the chosen
-checkpoint's dev MAP is not ``min_dev_gain`` above the untrained encoder's.
+The stage fails (:mod:`countercase.training.learning_check`) when the loss did not fall or the
+chosen checkpoint's dev MAP is not ``min_dev_gain`` above the untrained encoder's.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from countercase.config import Params
 from countercase.datasets.citations import Citations, read_citations
 from countercase.datasets.ids import natural_key
 from countercase.errors import CountercaseError
-from countercase.training.learned import NotLearnedError, check_learned
+from countercase.training.learning_check import NotLearnedError, check_learned
 from countercase.runtime.models import encoder_dir
 from countercase.training.splits import tuning_split
 

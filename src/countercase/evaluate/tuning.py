@@ -7,7 +7,7 @@ scored on AILA_Q1..Q10, reported beside it and never used to choose. **Statutes*
 collection and are tuned on AILA_Q1..Q10 (Task 2). No grid point is scored on AILA_Q11..Q50 or on
 the citation collection's held-out half: those are the evaluate stage's, after the choice.
 
-The rule (:data:`RULE`): the highest tuning MAP wins, but a point within :data:`TIE_MARGIN` of
+The rule (:data:`RULE`): the highest tuning MAP wins, but a point within ``TIE_MARGIN`` of
 it that comes earlier in grid order is taken instead (every grid lists the simpler setting
 first). The grids' points are data, ``params.yaml``'s ``tune`` section. Each grid is walked on
 the choices before it (3 and 4 read none of 1 and 2, so they walk in a second process beside
@@ -48,6 +48,7 @@ from countercase.datasets import Dataset
 from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
 from countercase.experiment import Run, score_run
+from countercase.experiment.choice import TIE_MARGIN, best
 from countercase.retrieve.fact_sentences import MODES as REDUCTIONS
 from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
 from countercase.retrieve.pooling import POOLS, ChunkSearches, passage_system
@@ -60,7 +61,6 @@ from countercase.runtime.processes import Apart
 
 log = logging.getLogger(__name__)
 
-TIE_MARGIN = 0.001
 RULE = (f"highest MAP on the tuning queries; a point within {TIE_MARGIN} of it that comes "
         "earlier in grid order (the simpler setting) is taken instead; grids walked in order, "
         "each on the choices before it")
@@ -69,12 +69,6 @@ SYSTEM_RULE = ("the tuned system is the configured pipeline (pipeline, facts and
                "when the prior's is, else full_docs when the judgment-level fusion's is, else full")
 
 System = Callable[[Mapping[str, str]], Run]
-
-
-def best(rows: list[dict[str, Any]], key: str = "tuning_MAP") -> dict[str, Any]:
-    """The grid point :data:`RULE` chooses."""
-    top = max(row[key] for row in rows)
-    return next(row for row in rows if row[key] >= top - TIE_MARGIN)
 
 
 class Scorer:

@@ -28,7 +28,7 @@ from typing import Any
 from countercase import layout
 from countercase.config import Params
 from countercase.datasets import Dataset
-from countercase.evaluate.tuning import TIE_MARGIN, best
+from countercase.experiment.choice import TIE_MARGIN, best
 from countercase.experiment import score_run
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from countercase.config import NerParams
 from countercase.runtime.device import resolve
-from countercase.training.learned import check_learned
+from countercase.training.learning_check import check_learned
 from countercase.runtime.models import MINILM, encoder_dir, offline
 from countercase.ner.data import LABELS, Sentence, read_bio, split_files, word_windows
 from countercase.ner.metrics import score

@@ -40,7 +40,7 @@ from countercase.factsheet.schema import FactSheet
 from countercase.perturb.cases import Precedent, QueryCase, json_lines
 from countercase.perturb.operative import FACT_TYPES, label, root_edges
 from countercase.perturb.rules import apply
-from countercase.perturb.validate import THRESHOLD, LlmValidator, brief
+from countercase.perturb.llm_validator import THRESHOLD, LlmValidator, brief
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +242,6 @@ def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labe
     (:class:`countercase.runtime.recording.Recording`)."""
     from countercase.perturb.calibration import calibrate, read_calibration
     from countercase.perturb.cases import load_cases
-    from countercase.perturb.validate import LlmValidator
     from countercase.perturb.validity import PRIMARY_CONSTRUCTION
 
     sets = load_cases(params, inputs)

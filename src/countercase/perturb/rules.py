@@ -2,7 +2,7 @@
 
 A perturbation is a legal counterfactual of its case or it is not made (issue 41). Every rule
 reads the case's legal domains (:func:`case_categories`) and the legal tables
-(:mod:`countercase.perturb.legal`, ``countercase/factsheet/thresholds.yaml``):
+(:mod:`countercase.perturb.legal_tables`, ``countercase/factsheet/thresholds.yaml``):
 
 - numerical: an age, amount or duration moved just across the nearest boundaries whose scope
   matches the case's categories and the number's role (below: to the boundary minus one unit;
@@ -39,7 +39,7 @@ import pandas as pd
 from countercase.errors import CountercaseError
 from countercase.factsheet.categories import categories as read_categories
 from countercase.factsheet.schema import EvidenceItem, FactSheet
-from countercase.perturb.legal import LegalTables, load_tables
+from countercase.perturb.legal_tables import LegalTables, load_tables
 from countercase.factsheet.thresholds import DAYS, Threshold, applies, crosses, load_thresholds
 
 PROSECUTORS = ("State", "UnionOfIndia")

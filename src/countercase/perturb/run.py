@@ -25,12 +25,13 @@ from tqdm import tqdm
 from countercase.config import Params, PerturbParams
 from countercase.datasets import load
 from countercase.experiment import Experiment, ranked
+from countercase.experiment.choice import TIE_MARGIN
 from countercase.factsheet.llm import open_recording
 from countercase.factsheet.rules import extract_rules
 from countercase.perturb.cases import CaseSets, QueryCase
+from countercase.perturb.llm_validator import LlmValidator
 from countercase.perturb.query import structured_query
 from countercase.perturb.tree import PerturbationTree, Search
-from countercase.perturb.validate import LlmValidator
 from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, CaseSearch,
                                           case_rows, choose_weight, fact_type_share,
                                           gold_against_chance, gold_agreement, leave_one_out,
@@ -167,8 +168,6 @@ def choose_tree_weight(retriever, params: Params, sets: CaseSets) -> dict[str, A
     """The fact channel's weight, chosen on the tuning cases (the stage writes it to
     ``configs/trees_choice.yaml``): the validity rows and a tree searched by a pipeline system
     read it; a tree searched by the learned system reads the sheet as features instead."""
-    from countercase.evaluate.tuning import TIE_MARGIN
-
     return choose_weight(sets.tuning, case_search(retriever, params), params.perturb.fact_weights,
                          TIE_MARGIN)
 

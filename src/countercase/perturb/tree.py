@@ -9,7 +9,7 @@ against its parent is under ``prune_below`` is kept but not expanded. :meth:`exp
 node on demand, :meth:`edit` attaches a hand-edited sheet as a child of any node. The whole tree
 serialises to JSON (``tree.schema.json`` beside this module) and loads back identically.
 
-With an LLM validator (:mod:`countercase.perturb.validate`) each candidate, in that order, is
+With an LLM validator (:mod:`countercase.perturb.llm_validator`) each candidate, in that order, is
 checked before it becomes a child; rejected ones are skipped and counted.
 
 Rule plausibility (the order of the branching cap): every rule's change 1.0 (:func:`plausibility`);
@@ -123,7 +123,7 @@ class PerturbationTree:
                  text: str | None = None, prune_below: float = 0.5,
                  stable_below: int = 3, validator=None, granularity: str = "span") -> None:
         self.search, self.edges, self.k = search, edges, k
-        self.validator = validator  # countercase.perturb.validate.LlmValidator, or None
+        self.validator = validator  # countercase.perturb.llm_validator.LlmValidator, or None
         self.checked = self.accepted = 0
         self.text = text
         self.granularity = granularity

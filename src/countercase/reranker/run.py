@@ -44,7 +44,7 @@ from countercase.reranker.pairs import (Group, Miner, drop_leaking, leaking_docu
                                         statutes_cited)
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.registry import candidate_params
-from countercase.training.learned import NotLearnedError, check_learned
+from countercase.training.learning_check import NotLearnedError, check_learned
 from countercase.training.splits import held_back, tuning_split
 
 log = logging.getLogger(__name__)

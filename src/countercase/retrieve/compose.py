@@ -23,7 +23,7 @@ from countercase.config import ConfigError, RetrieveParams
 from countercase.datasets.limits import limit_of
 from countercase.retrieve.choices import Choices, ChoiceError
 from countercase.retrieve.features import FeatureSource
-from countercase.retrieve.learned import LearnedRetriever
+from countercase.retrieve.learned_search import LearnedRetriever
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.ltr import LearnedRanker, ltr_system
 from countercase.retrieve.pipeline import Retriever
