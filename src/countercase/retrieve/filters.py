@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from countercase.datasets.limits import Limit
 from countercase.errors import CountercaseError
 from countercase.extract.act_sections import parse_section_id
 from countercase.index.bm25 import LuceneFilter
@@ -55,6 +56,17 @@ class SearchFilter:
         if limit is None:
             return None
         return cls(year_to=limit.year_to, exclude_doc_ids=frozenset(limit.exclude))
+
+    @property
+    def limit(self) -> Limit:
+        """Its year bound and exclusions as a dataset's :class:`~countercase.datasets.Limit`
+        (what a system that ranks whole queries honours)."""
+        return Limit(self.year_to, frozenset(self.exclude_doc_ids))
+
+    def beyond_limit(self) -> list[str]:
+        """The fields it sets beyond its :attr:`limit`."""
+        return [name for name in self.__dataclass_fields__
+                if name not in ("year_to", "exclude_doc_ids") and getattr(self, name)]
 
     @classmethod
     def build(cls, year_from=None, year_to=None, sections=(), benches=(), section_types=(),

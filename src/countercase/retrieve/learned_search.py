@@ -24,7 +24,7 @@ from countercase.retrieve.features import FeatureSource, Sheet
 from countercase.retrieve.filters import FilterError, SearchFilter
 from countercase.retrieve.ltr import LearnedRanker, rank_pool
 from countercase.retrieve.pipeline import Hit, RetrievalResult, Retriever
-from countercase.retrieve.ranker import best_passages, limit_of, unsupported
+from countercase.retrieve.ranker import best_passages
 
 
 class LearnedRetriever:
@@ -54,11 +54,11 @@ class LearnedRetriever:
         if not query or not query.strip():
             raise EmptyQueryError("empty query: give the facts of a case to search with")
         filters = filters or SearchFilter()
-        asked = unsupported(filters)
+        asked = filters.beyond_limit()
         if asked:
             raise FilterError(f"the learned system {self.label} searches under a year bound and "
                               f"exclusions only, not {', '.join(asked)}; use --system full")
-        limit = limit_of(filters)
+        limit = filters.limit
         qid = next(iter(limit.exclude)) if len(limit.exclude) == 1 else "query"
         facts = (None if sheet is None or self.features.facts is None
                  else Sheet.of(sheet, self.features.facts.tokens(sheet)))
@@ -72,7 +72,7 @@ class LearnedRetriever:
         started = time.perf_counter()
         ranked = self.ranking(query, filters, k, sheet)
         filters = filters or SearchFilter()
-        limit = limit_of(filters)
+        limit = filters.limit
         hits = self._hits(query, ranked, limit)
         return RetrievalResult(query, hits, hits, bool(limit.exclude or limit.year_to),
                                {"total": (time.perf_counter() - started) * 1000})

@@ -17,8 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from countercase.datasets.limits import Limit, Topics
-from countercase.datasets.limits import limit_of as topic_limit
+from countercase.datasets.limits import Limit, Topics, limit_of
 from countercase.index.bm25 import LuceneFilter
 from countercase.index.query_terms import EmptyQueryError
 from countercase.retrieve.filters import FilterError, SearchFilter
@@ -26,11 +25,6 @@ from countercase.retrieve.pipeline import Hit, RetrievalResult, Retriever
 from countercase.retrieve.runs import Run, System, ranked
 
 Search = Callable[..., RetrievalResult]  # (query, filters, k, sheet, kind) -> result
-
-# what a system that ranks whole queries honours of a filter: its limit (a year bound and
-# judgments excluded), as the collections' topics carry it
-LIMIT_FIELDS = ("year_to", "exclude_doc_ids")
-
 
 @dataclass(frozen=True)
 class Ranker:
@@ -64,27 +58,17 @@ class Ranker:
                 for hit in self.search(query, filters, k, sheet, kind).documents]
 
 
-def unsupported(filters: SearchFilter, allowed: tuple[str, ...] = LIMIT_FIELDS) -> list[str]:
-    """The fields set in ``filters`` other than ``allowed``."""
-    return [name for name in SearchFilter.__dataclass_fields__
-            if name not in allowed and getattr(filters, name)]
-
-
-def limit_of(filters: SearchFilter) -> Limit:
-    return Limit(filters.year_to, frozenset(filters.exclude_doc_ids))
-
-
 def ranked_search(name: str, rank: System, table: Callable[[], Retriever]) -> Search:
     """``search`` for system ``name`` that ranks whole queries: the query ranked as a topic
     under the filter's limit, each judgment at its best passage in the chunks of ``table()``
     by its BM25 (its first chunk when none holds a query term)."""
     def search(query: str, filters: SearchFilter, k: int | None, sheet, kind: str):
-        asked = unsupported(filters)
+        asked = filters.beyond_limit()
         if asked:
             raise FilterError(f"system {name} ranks whole queries under a year bound and "
                               f"exclusions only, not {', '.join(asked)}; use --system full")
         started = time.perf_counter()
-        limit = limit_of(filters)
+        limit = filters.limit
         topics = Topics({"query": query}, {"query": limit} if limit != Limit() else None, kind)
         chunks = table()
         found = rank(topics).get("query", [])[:k or chunks.params.k]
@@ -100,7 +84,7 @@ def retriever_ranker(name: str, retriever, depth: int) -> Ranker:
     at ``depth`` judgments each under their limits."""
     def rank(topics: Mapping[str, str]) -> Run:
         return {qid: ranked([h.doc_id for h in retriever.search(
-                    text, SearchFilter.of_limit(topic_limit(topics, qid)), k=depth).documents])
+                    text, SearchFilter.of_limit(limit_of(topics, qid)), k=depth).documents])
                 for qid, text in topics.items()}
 
     def search(query: str, filters: SearchFilter, k: int | None, sheet, kind: str):
