@@ -141,9 +141,8 @@ def latency(
     """Per-stage p50/p95 latency of the retrieval pipeline over the AILA queries, and of the
     served system when it is no pipeline."""
     from countercase.datasets.aila import read_queries
-    from countercase.evaluate.run import composer
     from countercase.retrieve.choices import Choices
-    from countercase.retrieve.compose import routed, why_not
+    from countercase.retrieve.compose import open_composer, routed, why_not
     from countercase.retrieve.latency import PLAIN, run_latency
     from countercase.retrieve.load import IndexPaths
     from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
@@ -159,14 +158,15 @@ def latency(
         if why:
             log.warning("the served system %s is not timed: %s", spec.name, why[spec.name])
         else:
-            rank = composer("precedents", paths, params.retrieve, params.evaluate, Choices(),
-                            citations=citations).system(spec.name)
+            rank = open_composer("precedents", paths, params.retrieve, params.evaluate,
+                                 Choices(), citations=citations).system(spec.name)
             # a route is timed on each kind of query (the AILA texts read as each kind)
             routes = (routed(spec, "precedents", params.retrieve, Choices(), CORPUS_SUPPLIES,
                              paths.fact_index) if spec.level == "route"
                       else {"description": spec.name})
             served = {kind: (name, rank) for kind, name in routes.items()}
-    plain = {task: composer(task, paths, params.retrieve, params.evaluate, Choices()).ranker(PLAIN)
+    plain = {task: open_composer(task, paths, params.retrieve, params.evaluate,
+                                 Choices()).ranker(PLAIN)
              for task in ("precedents", "statutes")}
     report = run_latency(texts, params.retrieve, plain, paths, served)
     write_json(out, report)

@@ -27,12 +27,11 @@ from countercase.config import EvaluateParams, Params, RetrieveParams
 from countercase.datasets import Dataset, load, trec_dataset, unretrievable
 from countercase.errors import CountercaseError
 from countercase.citations.unmasked import unmasked_queries
-from countercase.datasets.citations import read_citations
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment
 from countercase.experiment.families import compare_families, read_families
 from countercase.retrieve.choices import Choices
-from countercase.retrieve.compose import Composer, routed, why_not
+from countercase.retrieve.compose import Composer, open_composer, routed, why_not
 from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import BY_NAME, CORPUS_SUPPLIES, HELDOUT, SystemSpec
 from countercase.retrieve.runs import read_trec_run
@@ -63,18 +62,12 @@ def composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: Evalu
              citations: Path | None = None, unmasked=None,
              supplied: frozenset[str] = CORPUS_SUPPLIES,
              registry: Mapping[str, SystemSpec] | None = None) -> Composer:
-    """What builds the ranking function of each system on one collection: ``evaluate.depth``
-    documents per topic; ``admits``: the dataset's rule of what a search may return (the
-    citation prior's); ``citations``: the citation collection's folder (None: none);
-    ``unmasked``: qids -> the citation queries' unmasked texts; ``supplied``: what the
-    collection supplies beyond documents, topics and qrels (the served system's route);
-    ``registry``: the systems by name (default: configs/systems.yaml's)."""
+    """:func:`~countercase.retrieve.compose.open_composer` with the chunking variants this
+    stage cuts from ``variants`` (the documents and sections they are cut from)."""
     chunkings = (None if variants is None else lambda size, overlap: chunk_variant(
         variants.documents, variants.extract_dir, size, overlap, variants.out))
-    links = None if citations is None else lambda: read_citations(citations).links
-    return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
-                    searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,
-                    supplied=supplied, registry=BY_NAME if registry is None else registry)
+    return open_composer(task, paths, base, evaluate, choices, searchers, exclude, admits,
+                         citations, unmasked, supplied, registry, chunkings)
 
 
 def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,

@@ -37,9 +37,8 @@ class OpenedSystem:
     def __init__(self, spec, task: str, paths, params, citations: Path, choice: Path) -> None:
         import pandas as pd
 
-        from countercase.evaluate.run import composer
         from countercase.retrieve.choices import Choices
-        from countercase.retrieve.compose import why_not
+        from countercase.retrieve.compose import open_composer, why_not
 
         choices = Choices({"tuning": choice})
         supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
@@ -56,9 +55,9 @@ class OpenedSystem:
                       paths.fact_index)
         if why:
             raise SearchRefused(f"system {spec.name} cannot run here: {why[spec.name]}")
-        self.ranker = composer(task, paths, params.retrieve, params.evaluate, choices,
-                               citations=citations if citations.is_dir() else None,
-                               supplied=frozenset(supplied)).ranker(spec.name)
+        self.ranker = open_composer(task, paths, params.retrieve, params.evaluate, choices,
+                                    citations=citations if citations.is_dir() else None,
+                                    supplied=frozenset(supplied)).ranker(spec.name)
         self.years = {}
         if paths.metadata.is_file():
             table = pd.read_parquet(paths.metadata, columns=["doc_id", "year"])
@@ -113,10 +112,11 @@ def folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
 def pipeline_rows(query: str, task: str, spec, paths, params, filters, k: int | None
                   ) -> list[dict]:
     """The top hits of a pipeline system over the built indexes, each with its passage."""
-    from countercase.evaluate.run import composer
     from countercase.retrieve.choices import Choices
+    from countercase.retrieve.compose import open_composer
 
-    ranker = composer(task, paths, params.retrieve, params.evaluate, Choices()).ranker(spec.name)
+    ranker = open_composer(task, paths, params.retrieve, params.evaluate,
+                           Choices()).ranker(spec.name)
     return [hit_row(hit, task) for hit in ranker.search(query, filters, k).documents]
 
 

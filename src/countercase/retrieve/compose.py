@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from countercase import layout
-from countercase.config import ConfigError, RetrieveParams
+from countercase.config import ConfigError, EvaluateParams, RetrieveParams
 from countercase.datasets.limits import limit_of
 from countercase.retrieve.choices import Choices, ChoiceError
 from countercase.retrieve.features import FeatureSource
@@ -261,6 +261,26 @@ class Composer:
             self._features = FeatureSource.chosen(self.paths, sheets, self.choices,
                                                   self.ltr_rule)
         return self._features
+
+
+def open_composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: EvaluateParams,
+                  choices: Choices, searchers: Searchers | None = None,
+                  exclude: Mapping[str, list[str]] | None = None, admits=None,
+                  citations: Path | None = None, unmasked=None,
+                  supplied: frozenset[str] = CORPUS_SUPPLIES,
+                  registry: Mapping[str, SystemSpec] | None = None,
+                  chunkings: Callable[[int, int], IndexPaths] | None = None) -> Composer:
+    """The composer of one collection's systems: ``evaluate.depth`` documents per topic,
+    ``evaluate.chunk_depth`` chunk candidates; ``citations``: the citation collection's folder
+    whose links the prior and the learned rankers read (None: none); ``supplied``: what the
+    collection supplies beyond documents, topics and qrels (the served system's route);
+    ``registry``: the systems by name (default: configs/systems.yaml's)."""
+    from countercase.datasets.citations import read_citations
+
+    links = None if citations is None else lambda: read_citations(citations).links
+    return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
+                    searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,
+                    supplied=supplied, registry=BY_NAME if registry is None else registry)
 
 
 class _Once:
