@@ -59,3 +59,9 @@ def test_a_bug_says_so_and_keeps_its_traceback(run_cli, bug, tmp_path, monkeypat
 def test_debug_shows_the_traceback(run_cli, bug):
     with pytest.raises(ValueError, match="invalid literal"):
         run_cli("--debug", "latency", "--queries", "params.yaml")
+
+
+def test_a_pilot_and_a_rerun_of_v2_together_are_refused_by_name(run_cli):
+    code, _, err = run_cli("validity-v2", "--pilot", "2", "--rerun")
+    assert code == 2 and "give --pilot or --rerun, not both" in err
+    assert "Traceback" not in err

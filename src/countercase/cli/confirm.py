@@ -94,6 +94,9 @@ def validity_v2(
     from countercase.confirm.run import Inputs, run_validity_v2
     from countercase.retrieve.load import IndexPaths
 
+    if pilot and rerun:
+        raise UserError("give --pilot or --rerun, not both: a pilot reads development cases, "
+                        "a rerun the preregistered ones")
     params = load_params(params_path)
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     for path, what in ((citations, "citation collection (stage `citations`)"),

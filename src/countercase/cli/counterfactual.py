@@ -80,8 +80,8 @@ def perturb(
     query (depth, branching from params.yaml; the fact channel at the weight chosen on the
     tuning cases)."""
     from countercase.perturb.stage import PerturbInputs, run_stage
-    from countercase.retrieve.trees import searching
     from countercase.retrieve.load import IndexPaths
+    from countercase.retrieve.trees import searching
 
     _require_case_inputs(edges, documents, sheets, groups, gold)
     require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")

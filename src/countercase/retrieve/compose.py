@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -117,8 +117,10 @@ class Composer:
         def chunks() -> Retriever:
             return table if table is not None else self._table()
         if spec.level == "ltr":
-            learned = _Once(lambda: self._learned(spec, chunks()))
-            return Ranker(name, rank, lambda *a: learned().search_with(*a),
+            learned = cache(lambda: self._learned(spec, chunks()))
+            return Ranker(name, rank,
+                          lambda query, filters, k, sheet, kind: learned().search(
+                              query, filters, k, sheet),
                           lambda *a: learned().ranking(*a))
         return Ranker(name, rank, ranked_search(name, rank, chunks))
 
@@ -129,10 +131,10 @@ class Composer:
 
         served = spec.served(self.base, self.choices)
         if self.task == "precedents":
-            opened = _Once(lambda: open_retriever(self.task, served, self.paths))
+            opened = cache(lambda: open_retriever(self.task, served, self.paths))
             return lambda query, filters, k, sheet, kind: opened().search(query, filters, k,
                                                                           sheet)
-        opened = _Once(lambda: open_statute_search(served, self.paths))
+        opened = cache(lambda: open_statute_search(served, self.paths))
         return lambda query, filters, k, sheet, kind: opened().search(query, filters, k)
 
     def _table(self) -> Retriever:
@@ -281,18 +283,6 @@ def open_composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: 
     return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
                     searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,
                     supplied=supplied, registry=BY_NAME if registry is None else registry)
-
-
-class _Once:
-    """``make()``, made when first called and kept."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self.make, self.made = make, None
-
-    def __call__(self) -> Any:
-        if self.made is None:
-            self.made = self.make()
-        return self.made
 
 
 @dataclass(frozen=True)

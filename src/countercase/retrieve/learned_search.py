@@ -23,7 +23,7 @@ from countercase.index.query_terms import EmptyQueryError
 from countercase.retrieve.features import FeatureSource, Sheet
 from countercase.retrieve.filters import FilterError, SearchFilter
 from countercase.retrieve.ltr import LearnedRanker, rank_pool
-from countercase.retrieve.pipeline import Hit, RetrievalResult, Retriever
+from countercase.retrieve.pipeline import RetrievalResult, Retriever
 from countercase.retrieve.ranker import best_passages
 
 
@@ -73,18 +73,8 @@ class LearnedRetriever:
         ranked = self.ranking(query, filters, k, sheet)
         filters = filters or SearchFilter()
         limit = filters.limit
-        hits = self._hits(query, ranked, limit)
+        # each judgment at its best chunk by BM25 for the query (its first when none matches)
+        hits = best_passages(self.pipeline, self.features.chunk_bm25, query, ranked, limit,
+                             self.label)
         return RetrievalResult(query, hits, hits, bool(limit.exclude or limit.year_to),
                                {"total": (time.perf_counter() - started) * 1000})
-
-    def search_with(self, query: str, filters: SearchFilter, k: int | None, sheet,
-                    kind: str) -> RetrievalResult:
-        """:meth:`search` as a :class:`~countercase.retrieve.ranker.Ranker` calls it (a
-        learned system reads every kind of query alike)."""
-        return self.search(query, filters, k, sheet)
-
-    def _hits(self, query: str, ranked: list[tuple[str, float]], limit: Limit) -> list[Hit]:
-        """Each judgment of ``ranked`` at its best chunk by BM25 for ``query`` (its first
-        chunk when none holds a query term)."""
-        return best_passages(self.pipeline, self.features.chunk_bm25, query, ranked, limit,
-                             self.label)
