@@ -435,3 +435,32 @@ def test_the_committed_paper_names_the_one_fresh_build_it_reads():
     assert "metrics/timing/repro.json" in recorded["inputs"]
     text = re.sub(r"\s+", " ", _committed_pdf_text())
     assert f"fresh clone of commit {build['commit'][:7]}" in text
+
+
+def test_every_number_in_the_committed_pdf_is_printed_by_a_cell_and_a_planted_one_is_found():
+    """Issue 61 item 4: every decimal the committed PDF states (scores, p values, intervals)
+    is one its cells printed at the render, or a constant :data:`TYPED` names with its reason;
+    the manifest's test holds the cells' inputs equal to the committed metrics, so no number in
+    the PDF differs from what they compute from `metrics/`. A planted number is found."""
+    from countercase.report.paper import DECIMAL, unprinted_numbers
+
+    recorded = json.loads((ROOT / layout.PAPER_MANIFEST).read_text())
+    assert "numbers" in recorded, "the committed manifest predates the number record: render again"
+    text = _committed_pdf_text()
+    assert len(DECIMAL.findall(text)) > 500  # the check reads the tables, not an empty page
+    assert unprinted_numbers(text, recorded["numbers"]) == []
+    assert unprinted_numbers(f"{text} MAP 0.98765 on Task 1", recorded["numbers"]) == ["0.98765"]
+
+
+def test_the_prose_types_no_number_a_cell_should_compute_and_the_render_refuses_one(
+        manuscript, tmp_path):
+    """A decimal typed into the manuscript's prose (outside its cells and inline expressions)
+    stops the render, naming it; the committed manuscript types none but :data:`TYPED`'s."""
+    from countercase.report.paper import typed_numbers
+
+    assert typed_numbers((ROOT / layout.PAPER_SOURCE).read_text(encoding="utf-8")) == []
+    assert typed_numbers(MANUSCRIPT) == []  # 0.1234 is the inline expression's, not typed
+    manuscript.write_text(MANUSCRIPT.replace("fused by RRF", "0.1234 fused by RRF"),
+                          encoding="utf-8")
+    with pytest.raises(PaperError, match=r"types numbers .*0\.1234 \(BM25 alone"):
+        render_paper(manuscript, tmp_path / "x.html", tmp_path / "x.pdf")

@@ -61,6 +61,55 @@ def stale_phrases(text: str) -> list[str]:
     return [name for name, pattern in STALE.items() if re.search(pattern, text)]
 
 
+# a number the text states: a decimal of two places or more (scores, p values, intervals)
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d{2,}(?!\d)")
+# The decimals the prose may type, each a constant fixed before any run and not a measurement;
+# every other number the paper states is a cell's output, computed from the inputs the
+# manifest hashes.
+TYPED = {"0.001": "the margin of the choice rules (configs/*_rule.yaml), fixed before their runs",
+         "0.05": "the significance level of the tables' Holm-corrected tests",
+         "0.01": "the preregistered significance level of the v2 test",
+         "39.15": "a result quoted from the literature (IL-PCR's micro-F1@K, joshi2023ucreat)"}
+
+
+# the identifiers the bibliography prints (citeproc's, from references.bib): not numbers
+BIBLIOGRAPHIC = re.compile(r"(?:doi\.org/|arxiv\.org/abs/|arXiv:)\S+", re.IGNORECASE)
+
+
+def prose(text: str) -> str:
+    """The manuscript's own words: its code cells and inline expressions left out."""
+    _, body = split_front_matter(text)
+    return INLINE.sub("", re.sub(r"```\{python\}.*?```", "", body, flags=re.S))
+
+
+def typed_numbers(text: str) -> list[str]:
+    """The decimals the manuscript ``text`` types in its prose that :data:`TYPED` does not
+    allow, each with its line: a number a cell should compute from its input."""
+    found = []
+    for line in prose(text).splitlines():
+        found += [f"{number} ({line.strip()[:60]}...)" for number in DECIMAL.findall(line)
+                  if number not in TYPED]
+    return found
+
+
+def printed_numbers(notebook) -> list[str]:
+    """The decimals the executed manuscript's cells print (Markdown and text outputs)."""
+    found = set()
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = output.get("data", {})
+            found.update(DECIMAL.findall(output.get("text", "") + data.get("text/markdown", "")))
+    return sorted(found)
+
+
+def unprinted_numbers(text: str, printed: list[str]) -> list[str]:
+    """The decimals of a rendered paper's ``text`` that no cell printed and :data:`TYPED` does
+    not allow: a number typed into the paper, or left from another render."""
+    allowed = set(printed) | set(TYPED)
+    return sorted({number for number in DECIMAL.findall(BIBLIOGRAPHIC.sub(" ", text))
+                   if number not in allowed})
+
+
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """The YAML header of a Quarto/pandoc Markdown file and the body after it."""
     if not text.startswith("---"):
@@ -96,7 +145,12 @@ def execute(source: Path, timeout_s: int = 900):
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    _, body = split_front_matter(source.read_text(encoding="utf-8"))
+    text = source.read_text(encoding="utf-8")
+    typed = typed_numbers(text)
+    if typed:
+        raise PaperError(f"{source} types numbers a cell should compute from its input: "
+                         + "; ".join(typed))
+    _, body = split_front_matter(text)
     # the R Markdown reader parses the same ```{python} cells that Quarto runs
     notebook = inline_cells(jupytext.reads(body, fmt="Rmd"))
     notebook.cells = [nbformat.v4.new_code_cell(_RECORD_READS), *notebook.cells,
@@ -341,6 +395,7 @@ def render_paper(source: Path, out_html: Path, out_pdf: Path | None = None,
         root = Path(root) if root is not None else source.resolve().parent.parent
         found = manifest(reads, root, (out_html, out_pdf, manifest_path) if out_pdf
                          else (out_html, manifest_path))
+        found["numbers"] = printed_numbers(notebook)
         manifest_path.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n",
                                  encoding="utf-8")
         stamp(out_html, out_pdf, found["sha256"])
