@@ -62,3 +62,26 @@ def test_config_resolved_names_where_each_value_came_from(run_cli):
     assert code == 2 and "no system 'nope'" in err and "bm25_docs" in err
     code, _, err = run_cli("config")
     assert code == 2 and "give --resolved" in err
+
+
+def test_the_help_reads_the_source_and_imports_no_command_module():
+    """`countercase --help` lists every command from the modules' source (cli.lazy.index)
+    without importing one; the index agrees with the commands the modules register."""
+    import subprocess
+    import sys
+
+    from countercase.cli.base import app
+    from countercase.cli.lazy import commands, index
+
+    script = ("import sys\nfrom countercase.cli import main\nsys.argv = ['countercase', '--help']"
+              "\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+              "print(sorted(m for m in sys.modules if m.startswith('countercase.cli.')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines()[-1] == "['countercase.cli.base', 'countercase.cli.lazy']"
+    loaded = commands()
+    registered = {info.name or info.callback.__name__.replace("_", "-")
+                  for info in app.registered_commands} | {g.name for g in app.registered_groups}
+    assert set(loaded) == set(index()) == registered
+    for name, entry in index().items():
+        assert (loaded[name].help or "") == entry.help and loaded[name].hidden == entry.hidden, name

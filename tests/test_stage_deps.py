@@ -81,7 +81,9 @@ def test_cli_defaults_are_layout_paths():
     import inspect
 
     from countercase import cli
+    from countercase.cli.lazy import commands
 
+    commands()  # every command module imported, so each has registered its commands
     known = {v for v in vars(layout).values() if isinstance(v, Path)}
     known |= {layout.metrics(p.stem) for p in (ROOT / "metrics").glob("*.json")}
     known |= {layout.timing(p.stem) for p in (ROOT / "metrics" / "timing").glob("*.json")}

@@ -13,10 +13,11 @@ from typing import Optional
 import typer
 
 from countercase import layout
+from countercase.cli.lazy import LazyGroup
 from countercase.errors import CountercaseError
 from countercase.runtime.processes import LOG_FORMAT
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Counterfactual precedent retrieval over Indian Supreme Court judgments.")
 log = logging.getLogger("countercase")
 
