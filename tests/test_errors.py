@@ -39,11 +39,11 @@ def test_a_user_error_is_one_line_with_status_2(run_cli, tmp_path):
 @pytest.fixture
 def bug(monkeypatch):
     """A command whose code has a bug (a ValueError raised where no user input is wrong)."""
-    import countercase.datasets.aila as aila
+    import countercase.cli.retrieval as command
 
     def broken(path):
         raise ValueError("invalid literal for int() with base 10: 'x'")
-    monkeypatch.setattr(aila, "read_queries", broken)
+    monkeypatch.setattr(command, "read_queries", broken)  # the name the latency command calls
 
 
 def test_a_bug_says_so_and_keeps_its_traceback(run_cli, bug, tmp_path, monkeypatch):

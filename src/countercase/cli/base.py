@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 import tempfile
+import time
+import traceback
 from pathlib import Path
 from typing import Optional
 
@@ -15,6 +17,7 @@ import typer
 from countercase import layout
 from countercase.cli.lazy import LazyGroup
 from countercase.errors import CountercaseError
+from countercase.report.stage_times import begin, record_dvc_stage
 from countercase.runtime.processes import LOG_FORMAT
 
 app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -110,10 +113,6 @@ def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
 
 
 def main() -> None:
-    import time
-
-    from countercase.report.stage_times import begin, record_dvc_stage
-
     begin()
     read = None
     if os.environ.get("DVC_STAGE"):  # a DVC stage: note the params.yaml keys it reads
@@ -145,8 +144,6 @@ def main() -> None:
 
 
 def _write_crash_log() -> Path:
-    import traceback
-
     try:
         CRASH_LOG.parent.mkdir(parents=True, exist_ok=True)
         CRASH_LOG.write_text(traceback.format_exc(), encoding="utf-8")

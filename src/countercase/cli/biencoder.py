@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from countercase import layout
+from countercase.biencoder.run import run_train_biencoder
 from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, app, require, require_folder,
                                   write_json)
 from countercase.config import load_params
@@ -31,8 +32,6 @@ def train_biencoder(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Fine-tune the dense encoder on the citation collection's tuning pairs (dev: checkpoints)."""
-    from countercase.biencoder.run import run_train_biencoder
-
     require(groups, "citation groups (stage train_reranker)")
     require_folder(citations, "citation collection (stage citations)")
     params = load_params(params_path)

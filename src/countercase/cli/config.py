@@ -11,6 +11,8 @@ import yaml
 
 from countercase.cli.base import PARAMS_OPTION, UserError, app
 from countercase.config import CHOICES, ConfigError, load_params
+from countercase.retrieve.choices import Choices, is_ref
+from countercase.retrieve.registry import SYSTEMS_FILE, system
 
 
 def _choice_sources(root: Path) -> dict[str, str]:
@@ -29,8 +31,6 @@ def _choice_sources(root: Path) -> dict[str, str]:
 
 def _step_sources(step: dict[str, Any], choices, systems_file: str) -> dict[str, tuple]:
     """Each step setting -> (its value, where it came from): a chosen value names its file."""
-    from countercase.retrieve.choices import is_ref
-
     rows = {}
     for key, value in step.items():
         if is_ref(value):
@@ -46,9 +46,6 @@ def _step_sources(step: dict[str, Any], choices, systems_file: str) -> dict[str,
 def resolved(system_name: str, params_path: Path) -> dict[str, Any]:
     """What :func:`config` prints: the system, its step and, for a chunk pipeline, every
     retrieval value, each with its source."""
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.registry import SYSTEMS_FILE, system
-
     try:
         spec = system(system_name)
     except ConfigError as error:

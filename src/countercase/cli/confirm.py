@@ -13,10 +13,12 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
                                   CITATIONS_OPTION, DENSE_DIR_OPTION, EDGES_OPTION, GOLD_OPTION,
-                                  GROUPS_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
-                                  PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
-                                  write_json)
+                                  GROUPS_OPTION, INDEX_DIR_OPTION, METADATA_OPTION, PARAMS_OPTION,
+                                  TIMING_OPTION, UserError, app, require, write_json)
 from countercase.config import load_params
+from countercase.confirm.prereg import PreregistrationError
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.trees import searching
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +41,7 @@ def validity_v3(
 ) -> None:
     """The confirmatory test of directional sensitivity (docs/preregistration/validity_v3.md),
     refused unless the preregistration is final, committed before this commit and unchanged."""
-    from countercase.confirm.prereg import PreregistrationError
     from countercase.confirm.v3 import Inputs, run_validity_v3
-    from countercase.retrieve.load import IndexPaths
-
-    from countercase.retrieve.trees import searching
 
     # every choice adopted: the trees' system as the perturb stage has it (the learned one
     # when ltr is served) and its fact weight
@@ -90,10 +88,7 @@ def validity_v2(
     """The confirmatory validity experiment (docs/preregistration/validity_v2.md), refused
     unless the preregistration is final, committed before this commit and unchanged; its
     summary goes to OUT/summary.json (metrics/counterfactual.json validity_v2)."""
-    from countercase.confirm.prereg import PreregistrationError
     from countercase.confirm.run import Inputs, run_validity_v2
-    from countercase.retrieve.load import IndexPaths
-
     if pilot and rerun:
         raise UserError("give --pilot or --rerun, not both: a pilot reads development cases, "
                         "a rerun the preregistered ones")

@@ -10,9 +10,20 @@ from typing import Optional
 import typer
 
 from countercase import layout
+from countercase.case import find_root
 from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
                                   require_folder, writable, write_json)
 from countercase.config import load_params
+from countercase.extract.evaluation import evaluate_extraction
+from countercase.extract.run import run_extract
+from countercase.ingest.pdf import PdfDirectorySource
+from countercase.ingest.run import run_ingest
+from countercase.ingest.sc_opendata import ScOpenDataSource
+from countercase.ingest.text import TextSource, count_judgments
+from countercase.quickstart import build_project
+from countercase.report.notebooks import notebook_sources, run_notebooks
+from countercase.report.paper import refresh_inputs, render_paper
+from countercase.runtime.digests import sha256_files
 
 log = logging.getLogger("countercase")
 RAW_CHECKSUMS = layout.RAW / "CHECKSUMS.json"  # the embedded data as shipped
@@ -30,11 +41,6 @@ def ingest(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Read judgments from every source into documents.jsonl (+ failures.jsonl)."""
-    from countercase.ingest.pdf import PdfDirectorySource
-    from countercase.ingest.run import run_ingest
-    from countercase.ingest.sc_opendata import ScOpenDataSource
-    from countercase.ingest.text import TextSource
-
     params = load_params(params_path).ingest
     require(aila, "AILA judgments")
     require_folder(pdfs, "PDF folder")
@@ -72,9 +78,6 @@ def _check_aila(path: Path) -> None:
     """AILA judgments whole before any is ingested. The embedded data (``data/raw/CHECKSUMS.json``)
     as shipped: an archive by its checksum (its bytes hold its count), a folder by its count.
     Any other input is read through once (:func:`count_judgments`: a truncated archive fails)."""
-    from countercase.ingest.text import count_judgments
-    from countercase.runtime.digests import sha256_files
-
     try:
         key = path.resolve().relative_to(RAW_CHECKSUMS.parent.resolve()).as_posix()
     except ValueError:
@@ -104,8 +107,6 @@ def extract(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Metadata, sections, chunks and the statute table from ingested documents."""
-    from countercase.extract.run import run_extract
-
     require(documents, "documents file")
     require(statutes, "statutes folder")
     require(sc_metadata, "Supreme Court metadata folder")
@@ -125,8 +126,6 @@ def extract_eval(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Accuracy of metadata against the gold sample; segmentation against rhetorical roles."""
-    from countercase.extract.evaluation import evaluate_extraction
-
     require(metadata, "metadata file")
     require(gold, "gold folder")
     require(rhetorical_roles, "rhetorical-role annotations")
@@ -147,8 +146,6 @@ def paper(
     """Render the paper from the committed metrics as HTML and PDF (Quarto if installed, else
     the same cells run by nbclient and typeset by pandoc and Typst); what only the pipeline
     writes is read from its committed copy under paper/inputs, refreshed where it has run."""
-    from countercase.report.paper import refresh_inputs, render_paper
-
     require(source, "manuscript")
     root = source.resolve().parent.parent  # the manuscript is paper/paper.qmd of the project
     for copy in refresh_inputs(root, layout.PAPER_INPUTS):
@@ -164,9 +161,6 @@ def notebooks(
     timing: Optional[Path] = TIMING_OPTION,
 ) -> None:
     """Execute every notebook on the pipeline's outputs and keep the executed copies."""
-    from countercase.case import find_root
-    from countercase.report.notebooks import notebook_sources, run_notebooks
-
     require(src, "notebooks folder")
     report = run_notebooks(notebook_sources(src), out, find_root())
     if timing is not None:
@@ -181,9 +175,6 @@ def quickstart(
     """A first look in a few minutes: the AILA judgments BM25-indexed, their rule fact sheets
     and the adjacency map in a project folder (no embeddings, tagger, LLM or evaluation), for
     `countercase tree`, `search` and `explore --root OUT`."""
-    from countercase.case import find_root
-    from countercase.quickstart import build_project
-
     build_project(out, find_root())
     print(f"built {out}: try `cd {out} && countercase tree --query AILA_Q30 --depth 2` or "
           f"`countercase explore --root {out}`")

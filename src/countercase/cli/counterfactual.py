@@ -5,20 +5,34 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
                                   CITATIONS_OPTION, DENSE_DIR_OPTION, EDGES_OPTION,
-                                  FACT_INDEX_OPTION, GOLD_OPTION, GROUPS_OPTION,
-                                  INDEX_DIR_OPTION, LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION,
-                                  PROFILES_OPTION, TIMING_OPTION, UserError, app, read_json,
-                                  require, writable, write_json)
+                                  FACT_INDEX_OPTION, GOLD_OPTION, GROUPS_OPTION, INDEX_DIR_OPTION,
+                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, PROFILES_OPTION,
+                                  TIMING_OPTION, UserError, app, read_json, require, writable,
+                                  write_json)
 from countercase.cli.explain import tree_explainer
 from countercase.config import load_params
+from countercase.datasets.aila import read_queries
+from countercase.factsheet.llm import LlmUnavailableError, open_recording
+from countercase.factsheet.rules import extract_rules
+from countercase.factsheet.schema import validate_sheet
+from countercase.perturb.cases import ValidityInputs, load_cases
+from countercase.perturb.llm_check import run_llm_check
+from countercase.perturb.run import retriever_search
+from countercase.perturb.stage import PerturbInputs, run_stage
+from countercase.perturb.tree import PerturbationTree
+from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.registry import tree_params
+from countercase.retrieve.trees import searching, tree_ranker
 
 log = logging.getLogger("countercase")
 
@@ -38,8 +52,6 @@ def _require_case_inputs(edges: Path, documents: Path, sheets: Path, groups: Pat
 def case_sets(params, edges: Path, documents: Path, sheets: Path, metadata: Path,
                groups: Path, gold: Path, fresh: int = 0):
     """The corpus query cases of the audit's and the calibration's samples (inputs checked)."""
-    from countercase.perturb.cases import ValidityInputs, load_cases
-
     _require_case_inputs(edges, documents, sheets, groups, gold)
     return load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold), fresh)
 
@@ -79,10 +91,6 @@ def perturb(
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
     query (depth, branching from params.yaml; the fact channel at the weight chosen on the
     tuning cases)."""
-    from countercase.perturb.stage import PerturbInputs, run_stage
-    from countercase.retrieve.load import IndexPaths
-    from countercase.retrieve.trees import searching
-
     _require_case_inputs(edges, documents, sheets, groups, gold)
     require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
     require(holdings, "the holding profiles' metrics (stage holdings)")
@@ -120,14 +128,6 @@ def llm_check(
 ) -> None:
     """The LLM check on the root candidates of the corpus query cases: acceptance, whether it
     separates the perturbations that matter, agreement with the hand-labelled sample."""
-    import time
-
-    import pandas as pd
-
-    from countercase.factsheet.llm import LlmUnavailableError, open_recording
-    from countercase.perturb.llm_check import run_llm_check
-    from countercase.perturb.cases import ValidityInputs
-
     _require_case_inputs(edges, documents, sheets, groups, gold)
     if not sample_only:
         require(validity, "validity rows (stage `perturb`)")
@@ -187,17 +187,6 @@ def tree(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """One perturbation tree, from a query id, raw text or a fact sheet, written as JSON."""
-    import pandas as pd
-
-    from countercase.datasets.aila import read_queries
-    from countercase.factsheet.rules import extract_rules
-    from countercase.factsheet.schema import validate_sheet
-    from countercase.perturb.run import retriever_search
-    from countercase.perturb.tree import PerturbationTree
-    from countercase.retrieve.load import IndexPaths, open_retriever
-    from countercase.retrieve.registry import tree_params
-    from countercase.retrieve.trees import searching, tree_ranker
-
     if len([x for x in (query, text, sheet) if x]) != 1:
         raise UserError("give exactly one of --query, --text, --sheet")
     require(edges, "section adjacency map (stage `adjacency`)")

@@ -6,18 +6,31 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import time
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
-                                  PARAMS_OPTION, TIMING_OPTION, VARIANT_DOCUMENTS_OPTION,
-                                  UserError, app, require_folder, writable, write_json)
+                                  PARAMS_OPTION, TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError,
+                                  app, require_folder, writable, write_json)
 from countercase.config import load_params
+from countercase.datasets import AILA_COLLECTIONS
+from countercase.datasets.limits import KINDS
+from countercase.evaluate import verify as run
+from countercase.evaluate.leakage_audit import audit
+from countercase.evaluate.regressions import select
+from countercase.evaluate.run import EvaluateInputs, VariantSource, run_evaluate
 from countercase.report import stage_times
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
 
 log = logging.getLogger("countercase")
 # what the scoring commands run the conditions with
@@ -42,10 +55,6 @@ def leakage_audit(
     """The statute task's leakage audit: its statute systems scored again with the near-copies
     of each query kept from the statute bridge at lower shares of its text, and without the
     queries that have one (params.yaml leakage)."""
-    from countercase.evaluate.leakage_audit import audit
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.load import IndexPaths
-
     writable(metrics, "metrics file")
     params = load_params(params_path)
     report = audit(params, IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
@@ -92,14 +101,6 @@ def evaluate(
 ) -> None:
     """Score every system on the AILA 2019 test queries and the citation collection's
     held-out half (or a TREC collection), with significance tests."""
-    import shutil
-    import time
-
-    from countercase.datasets import AILA_COLLECTIONS
-    from countercase.datasets.limits import KINDS
-    from countercase.evaluate.run import EvaluateInputs, run_evaluate
-    from countercase.retrieve.load import IndexPaths
-
     started = time.perf_counter()
     for path, what in ((metrics, "metrics file"), (summary, "summary file"),
                        (timing, "timing file")):
@@ -138,8 +139,6 @@ def evaluate(
 
 
 def _systems(names: list[str], opt_in: bool = False) -> list:
-    from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
-
     unknown = [c for c in names if c not in BY_NAME]
     if unknown:
         raise UserError(f"unknown system(s) {', '.join(unknown)} (configs/systems.yaml): use "
@@ -176,12 +175,6 @@ def regress(
 ) -> None:
     """Check the scores of the conditions against regressions/ (--verify), or record new
     expected scores with a reason (--update)."""
-    from countercase.evaluate import verify as run
-    from countercase.evaluate.regressions import select
-    from countercase.evaluate.run import VariantSource
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.load import IndexPaths
-
     refs = refs or []
     if verify == update:
         raise UserError("give one of --verify and --update")
@@ -219,9 +212,6 @@ def regress(
 
 
 def _print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title=title)
     for column in columns:
         table.add_column(column)

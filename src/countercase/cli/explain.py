@@ -14,6 +14,10 @@ from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CHUNKS_OPTION, CITATION
                                   METADATA_OPTION, PARAMS_OPTION, PROFILES_OPTION, TIMING_OPTION,
                                   app, require, write_json)
 from countercase.config import load_params
+from countercase.explain.run import open_explainer, run_explain
+from countercase.holdings.case_targets import Inputs
+from countercase.holdings.targets import Settings
+from countercase.topology.run import run_topology
 
 log = logging.getLogger("countercase")
 
@@ -35,8 +39,6 @@ def explain(
 ) -> None:
     """Grounded explanations of every result and edge of the trees, each sentence re-verified
     against its sources; with --tree, one tree's Markdown report."""
-    from countercase.explain.run import run_explain
-
     for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (chunks, "chunks")):
         require(path, what)
     if tree_file is not None:
@@ -58,10 +60,6 @@ def tree_explainer(sheets: Path, chunks: Path, profiles: Path | None, citations:
                documents: Path, params_path: Path):
     """The explainer; with ``profiles``, also the holdings each result turns on and each edge's
     citation-grounded targets (the citation graph and the ``targets`` settings)."""
-    from countercase.explain.run import open_explainer
-    from countercase.holdings.case_targets import Inputs
-    from countercase.holdings.targets import Settings
-
     if profiles is None:
         return open_explainer(sheets, chunks)
     for path, what in ((profiles, "holding profiles (stage `holdings`)"),
@@ -82,8 +80,6 @@ def topology(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Tree shapes and precedent robustness, against citation in-degree and bench size."""
-    from countercase.topology.run import run_topology
-
     for path, what in ((trees, "trees (stage `perturb`)"),
                        (groups, "citation groups (stage `train_reranker`)"),
                        (metadata, "metadata file")):

@@ -8,7 +8,11 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import UserError, app
+from countercase.case import Workspace, find_root
+from countercase.cli.base import UserError, app, write_json
+from countercase.datasets.aila import read_queries
+from countercase.explore.app import serve
+from countercase.explore.bench import run_bench
 
 
 @app.command()
@@ -25,9 +29,6 @@ def explore(
 ) -> None:
     """Serve the tree explorer: load a case, review its fact sheet, open its perturbation tree
     node by node with each diff and explanation, edit a node, export the tree."""
-    from countercase.case import Workspace, find_root
-    from countercase.explore.app import serve
-
     workspace = Workspace(find_root(root), system)
     workspace.params  # noqa: B018 (an unknown system is named before anything is served)
     for needed, stage in ((layout.INDEX, "index"), (layout.SECTION_EDGES, "adjacency"),
@@ -46,11 +47,6 @@ def explore_bench(
 ) -> None:
     """Time the explorer's edit (the child's retrieval and the redrawn panels) on the pipeline's
     outputs: p50/p95/max seconds against the 2 s target."""
-    from countercase.case import Workspace, find_root
-    from countercase.cli.base import write_json
-    from countercase.datasets.aila import read_queries
-    from countercase.explore.bench import run_bench
-
     workspace = Workspace(find_root())
     if queries < 1:
         raise UserError(f"--queries {queries}: give 1 or more")

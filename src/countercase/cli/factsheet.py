@@ -5,15 +5,26 @@ sheet, for a user)."""
 from __future__ import annotations
 
 import logging
+import sys
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 
 from countercase import layout
 from countercase.cli.base import (LIVE_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   read_json, require, write_json)
 from countercase.config import load_params
+from countercase.datasets.aila import read_queries
+from countercase.factsheet.run import run_stage
+from countercase.factsheet.schema import validate_sheet
+from countercase.factsheet.show import case_text, find_sheet, render, stage_records
+from countercase.legal.adjacency import build_adjacency
+from countercase.ner.confidence import sheet_confidence
+from countercase.ner.entities import EntityTag, EntityTagger
 
 log = logging.getLogger("countercase")
 
@@ -34,11 +45,6 @@ def factsheets(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
-    from functools import partial
-
-    from countercase.datasets.aila import read_queries
-    from countercase.factsheet.run import run_stage
-
     for path, what in ((documents, "documents file"), (extract_dir, "extract folder"),
                        (queries, "topics file")):
         require(path, what)
@@ -67,10 +73,6 @@ def adjacency(
     min_count: int = typer.Option(3, min=1, help="Co-citations needed for an edge."),
 ) -> None:
     """The section adjacency map (chapters, cross-references, co-citation, IPC->BNS, CrPC->BNSS)."""
-    import pandas as pd
-
-    from countercase.legal.adjacency import build_adjacency
-
     for name in ("statutes.parquet", "constitution_crossrefs.parquet", "metadata.parquet"):
         require(extract_dir / name, f"extract stage output {name}")
     metadata = pd.read_parquet(extract_dir / "metadata.parquet", columns=["act_sections"])
@@ -104,11 +106,6 @@ def factsheet(
 ) -> None:
     """One fact sheet, from raw text, a corpus or query id, or a fact sheet file, with the
     confidence of each value and the entity tags highlighted in its text."""
-    from countercase.factsheet.schema import validate_sheet
-    from countercase.factsheet.show import case_text, find_sheet, render, stage_records
-    from countercase.ner.confidence import sheet_confidence
-    from countercase.ner.entities import EntityTag
-
     given = [x for x in (text, case_id, file, text_file) if x is not None]
     if len(given) != 1:
         raise UserError("give exactly one of: case text, --text-file, --case-id, --file")
@@ -144,8 +141,6 @@ def factsheet(
 
 def _read_text(path: Path) -> str:
     """A case text from a file or, for '-', standard input; undecodable bytes are replaced."""
-    import sys
-
     if str(path) == "-":
         return sys.stdin.buffer.read().decode("utf-8", errors="replace")
     require(path, "text file")
@@ -156,10 +151,6 @@ def _read_text(path: Path) -> str:
 
 def _tag_facts(sheet, text: str, ner_model: Optional[Path]) -> list:
     """Entity tags of the sheet's facts, offsets into the whole text."""
-    from dataclasses import replace
-
-    from countercase.ner.entities import EntityTagger
-
     model = ner_model if ner_model is not None else layout.NER_MODEL
     start, end = sheet.facts_span.start, sheet.facts_span.end
     if sheet.source != "judgment":

@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from countercase.cli.base import UserError, app
+from countercase.fetch.s3 import anonymous_client, fetch_years, parse_years
 
 
 @app.command("fetch-sc")
@@ -24,8 +25,6 @@ def fetch_sc(
     """Fetch the open dataset's PDFs (yearly tar files) and metadata for the years asked:
     resumable, retried, every file checked against its listed size (and MD5) before it gets its
     name; a second run fetches nothing that is already whole."""
-    from countercase.fetch.s3 import anonymous_client, fetch_years, parse_years
-
     wanted = parse_years(years)
     if retries < 1:
         raise UserError(f"--retries {retries}: give 1 or more")

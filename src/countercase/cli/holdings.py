@@ -11,6 +11,9 @@ from countercase import layout
 from countercase.cli.base import (CITATIONS_OPTION, METADATA_OPTION, PARAMS_OPTION, app, require,
                                   write_json)
 from countercase.config import load_params
+from countercase.holdings.case_targets import Inputs, run_targets
+from countercase.holdings.run import run_holdings
+from countercase.holdings.targets import Settings
 
 
 @app.command("holdings")
@@ -24,8 +27,6 @@ def holdings(
     metrics: Path = typer.Option(layout.metrics("holdings")),
 ) -> None:
     """Every judgment's holding profile and, where labels are committed, its accuracy."""
-    from countercase.holdings.run import run_holdings
-
     require(documents, "documents")
     require(metadata, "metadata")
     write_json(metrics, run_holdings(documents, metadata, out, gold, choice))
@@ -44,9 +45,6 @@ def targets(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Every citation case's root edits and their citation-grounded appear and drop sets."""
-    from countercase.holdings.case_targets import Inputs, run_targets
-    from countercase.holdings.targets import Settings
-
     for path, what in ((citations, "citation collection"), (sheets, "fact sheets"),
                        (profiles, "holding profiles"), (edges, "section edges")):
         require(path, what)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 
 from countercase import layout
@@ -22,6 +24,13 @@ from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, EDG
                                   UserError, app, require, writable, write_json)
 from countercase.cli.counterfactual import case_sets
 from countercase.config import load_params
+from countercase.factsheet.roles import sample_numbers
+from countercase.factsheet.store import read_sheets
+from countercase.holdings.run import fit_choice, sample
+from countercase.ingest.run import read_documents
+from countercase.perturb.audit import ENGINES, blind, draw, root_pool, summary, write_jsonl
+from countercase.perturb.calibration import write_sample
+from countercase.perturb.stage import legal_audit
 
 log = logging.getLogger("countercase")
 lab = typer.Typer(no_args_is_help=True, help="The tools that made the labelled samples and the "
@@ -50,10 +59,6 @@ def audit_sample(
     --fresh cases), up to --per-type of each fact type from a seeded shuffle
     (data/gold/legal_audit.md), written to sample_<engine>.jsonl with the engine's root edges per
     fact type (pool_<engine>.json)."""
-    import pandas as pd
-
-    from countercase.perturb.audit import ENGINES, draw, root_pool, summary, write_jsonl
-
     if engine not in ENGINES:
         raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
     params = load_params(params_path)
@@ -96,11 +101,6 @@ def llm_calibration_sample(
 ) -> None:
     """The LLM check's candidates to label (data/gold/llm_calibration.md): llm_check.calibration
     root candidates of the checked cases that no audit sample holds, by seed, in two halves."""
-    import pandas as pd
-
-    from countercase.perturb.audit import root_pool
-    from countercase.perturb.calibration import write_sample
-
     params = load_params(params_path)
     cases = case_sets(params, edges, documents, sheets, metadata, groups,
                        gold).validity[:params.llm_check.cases]
@@ -123,11 +123,6 @@ def roles_sample(
     """Numbers of the judgments' fact sheets for a labeller to give their roles
     (data/gold/number_roles.md): up to --per-kind ages, amounts and durations by seed, none of
     them in --exclude (a second sample measures rules written after the first was read)."""
-    from countercase.factsheet.roles import sample_numbers
-    from countercase.factsheet.store import read_sheets
-    from countercase.ingest.run import read_documents
-    from countercase.perturb.audit import write_jsonl
-
     require(documents, "documents file")
     require(sheets, "fact sheets (stage `factsheets`)")
     params = load_params(params_path)
@@ -152,10 +147,6 @@ def audit_blind(
     """The legal audit's file to label: the engines' samples in one seeded shuffle, without the
     engine (to_label.jsonl), and the second labeller's seeded subsample (to_label_second.jsonl);
     other engines than before,after write to_label_<engines>.jsonl and its _second."""
-    import random
-
-    from countercase.perturb.audit import blind, write_jsonl
-
     chosen = [e.strip() for e in engines.split(",") if e.strip()]
     suffix = "" if chosen == ["before", "after"] else "_" + "_".join(chosen)
     samples = []
@@ -180,9 +171,6 @@ def audit_results_command(
 ) -> None:
     """The legal audit's results from its samples and label files (the perturb stage writes the
     same into metrics/counterfactual.json legal_audit)."""
-    from countercase.perturb.audit import ENGINES
-    from countercase.perturb.stage import legal_audit
-
     writable(out, "results file")
     found = legal_audit(folder)
     if found is None:
@@ -203,8 +191,6 @@ def holdings_fit(
 ) -> None:
     """Choose the learned scorer of provisions decided on the labelled sample's development
     half (the test half is scored only by stage holdings)."""
-    from countercase.holdings.run import fit_choice
-
     require(gold, "labelled sample")
     found = fit_choice(documents, gold, load_params(params_path).seed, out)
     print(f"{out}: threshold {found['threshold']}, precise {found['precise']}")
@@ -216,9 +202,6 @@ def holdings_sample(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Print the labelled sample's judgment ids (params.yaml seed and targets.sample)."""
-    from countercase.holdings.run import sample
-    from countercase.ingest.run import read_documents
-
     params = load_params(params_path)
     texts = {d.doc_id: d.text for d in read_documents(documents)}
     print("\n".join(sample(texts, params.seed, params.targets.sample)))

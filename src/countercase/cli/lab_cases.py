@@ -11,19 +11,29 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
                                   CITATIONS_OPTION, EDGES_OPTION, GOLD_OPTION, GROUPS_OPTION,
-                                  INDEX_DIR_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError,
-                                  app, require)
+                                  INDEX_DIR_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app,
+                                  require)
 from countercase.cli.counterfactual import case_sets
 from countercase.cli.lab import lab
 from countercase.config import load_params
+from countercase.confirm.cases import confirmatory_cases
+from countercase.confirm.matching import Mass
+from countercase.confirm.pairs import case_pairs, successors
+from countercase.confirm.prereg import read_settings
+from countercase.datasets.citations import read_citations
+from countercase.index.bm25 import Bm25Searcher
+from countercase.retrieve.load import IndexPaths
+from countercase.runtime.digests import sha256_files
 
 log = logging.getLogger("countercase")
 
@@ -40,11 +50,6 @@ def validity_cases(
     """The confirmatory validity cases in their seeded order (docs/preregistration/
     validity_v2.md, section 8), written one id a line; prints how many were left out, and why,
     and the list's SHA-256 for the preregistration."""
-    import pandas as pd
-
-    from countercase.confirm.cases import confirmatory_cases
-    from countercase.runtime.digests import sha256_files
-
     require(citations, "citation collection (stage `citations`)")
     require(groups, "citation groups (stage `train_reranker`)")
     require(chunks, "chunk table (stage `extract`)")
@@ -78,16 +83,7 @@ def validity_feasibility(
     """How many operative edits of v1's validity cases (development cases) find a matched
     placebo at each tolerance, by fact type: texts and document frequencies only, never a
     ranking (docs/preregistration/validity_v2.md, section 10)."""
-    from collections import Counter
-
-    import pandas as pd
-
-    from countercase.confirm.matching import Mass
-    from countercase.confirm.pairs import case_pairs, successors
     from countercase.confirm.run import Corpus, Inputs
-    from countercase.index.bm25 import Bm25Searcher
-    from countercase.retrieve.load import IndexPaths
-
     bad = [t for t in tolerance if not (math.isfinite(t) and t > 0)]
     if bad:
         raise UserError(f"--tolerance {bad[0]}: give a share of the edit's mass above 0")
@@ -130,13 +126,7 @@ def validity_v3_cases(
 ) -> None:
     """v3's case list: every citation case of PART with an edit whose whole-graph targets are
     not empty, and how many yield a matched pair (texts and document frequencies, no ranking)."""
-    import json
-
-    from countercase.confirm.prereg import read_settings
     from countercase.confirm.v3 import SETTINGS, Inputs, eligible, feasibility, read_targets
-    from countercase.datasets.citations import read_citations
-    from countercase.retrieve.load import IndexPaths
-
     require(targets, "targets (stage `targets`)")
     ids = eligible(read_targets(targets), read_citations(citations).part, part)
     if out is not None:

@@ -13,6 +13,11 @@ from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPT
                                   METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, app, require,
                                   require_folder, write_json)
 from countercase.config import load_params, write_choice
+from countercase.ltr.run import choice as chosen, run_train_ltr
+from countercase.ltr.serving import decide, read_rule
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.features import read_settings
+from countercase.retrieve.load import IndexPaths
 
 log = logging.getLogger("countercase")
 
@@ -43,12 +48,6 @@ def train_ltr(
 ) -> None:
     """Train the learned rankers by their rule on the dev queries, measure them out of fold,
     and write whether the rule serves ltr, before any test query is scored."""
-    from countercase.ltr.run import choice as chosen, run_train_ltr
-    from countercase.ltr.serving import decide, read_rule
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.features import read_settings
-    from countercase.retrieve.load import IndexPaths
-
     require_folder(citations, "citation collection (stage citations)")
     for path, what in ((sheets, "fact sheets (stage factsheets)"), (documents, "documents"),
                        (choice, "tuning choice (stage tune)"), (rule, "the ltr rule"),

@@ -11,6 +11,8 @@ import typer
 from countercase import layout
 from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, app, require, write_json
 from countercase.config import load_params
+from countercase.ner.train import train_ner as run
+from countercase.runtime.cpu import facts
 
 
 @app.command("train-ner")
@@ -27,9 +29,6 @@ def train_ner(
                 "first ner.log_every steps)."),
 ) -> None:
     """Train the legal entity tagger (params.yaml `ner`) and score it on the dev set."""
-    from countercase.runtime.cpu import facts
-    from countercase.ner.train import train_ner as run
-
     require(data, "InLegalNER folder")
     params = load_params(params_path)
     if first_window:

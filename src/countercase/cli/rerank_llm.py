@@ -11,9 +11,12 @@ import typer
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
                                   LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app,
-                                  require,
-                                  write_json)
+                                  require, write_json)
 from countercase.config import load_params
+from countercase.factsheet.llm import LlmUnavailableError, open_recording
+from countercase.factsheet.llm_replay import check
+from countercase.reranker.llm_run import run_rerank_llm
+from countercase.retrieve.load import IndexPaths
 
 log = logging.getLogger("countercase")
 
@@ -34,10 +37,6 @@ def rerank_llm(
 ) -> None:
     """Rerank the configured pipeline's top documents by the local LLM's P(yes) (AILA 2019
     Tasks 1 and 2, test queries) and compare with no reranking."""
-    from countercase.factsheet.llm import LlmUnavailableError, open_recording
-    from countercase.reranker.llm_run import run_rerank_llm
-    from countercase.retrieve.load import IndexPaths
-
     for path, what in ((aila_dir / "Query_doc.txt", "AILA topics"),
                        (chunks, "chunks"), (metadata, "metadata"),
                        (index_dir / "precedents_chunks", "precedents BM25 index"),
@@ -68,9 +67,6 @@ def llm_replay(
 ) -> None:
     """Ask a seeded sample of the recorded LLM prompts again and report how many answers match
     (stage llm_replay)."""
-    from countercase.factsheet.llm import LlmUnavailableError
-    from countercase.factsheet.llm_replay import check
-
     require(recordings, "recordings folder")
     params = load_params(params_path)
     try:

@@ -10,10 +10,14 @@ from typing import Optional
 import typer
 
 from countercase import layout
+from countercase.citations.run import run_citations
 from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
                                   require, require_folder, write_json)
 from countercase.config import load_params, write_choice
+from countercase.datasets import aila
 from countercase.report import stage_times
+from countercase.reranker.choice import decide
+from countercase.reranker.run import run_train_reranker
 
 log = logging.getLogger("countercase")
 
@@ -52,9 +56,6 @@ def train_reranker(
 ) -> None:
     """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it, and
     decide whether the pipeline reranks."""
-    from countercase.reranker.choice import decide
-    from countercase.reranker.run import run_train_reranker
-
     # the validation's candidates are the tuned first stage; the choice it writes is no input
     params = load_params(params_path, adopt=("tuning",))
     if params.reranker.validate_on == "citations":
@@ -93,9 +94,6 @@ def citations(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The citation collection: corpus judgments that cite others as queries, masked."""
-    from countercase.datasets import aila
-    from countercase.citations.run import run_citations
-
     for path, what in ((documents, "documents file"),
                        (extract_dir / "sections.parquet", "sections"),
                        (extract_dir / "metadata.parquet", "metadata"),

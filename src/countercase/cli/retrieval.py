@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
 
 from countercase import layout
@@ -15,7 +16,22 @@ from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CHUNKS_OPTION, CIT
                                   PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
                                   require_folder, write_json)
 from countercase.config import load_params, write_choice
+from countercase.datasets import load
+from countercase.datasets.aila import read_queries
+from countercase.datasets.citations import read_citations
+from countercase.evaluate.tuning import choice as chosen, tune_precedents, tune_statutes
+from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
+from countercase.extract.years import read_years
+from countercase.factsheet.store import read_sheets
+from countercase.index.facts import build_fact_index, statute_chapters
+from countercase.index.run import run_embed, run_index
 from countercase.report import stage_times
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.compose import open_composer, routed, why_not
+from countercase.retrieve.latency import PLAIN, run_latency
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
+from countercase.runtime.cpu import facts
 
 log = logging.getLogger("countercase")
 
@@ -34,8 +50,6 @@ def index(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """BM25 indexes of both tasks at chunk and at document level."""
-    from countercase.index.run import run_index
-
     for path, what in ((chunks, "chunks file"), (metadata, "metadata file"),
                        (documents, "documents file"), (statutes, "statutes archive"),
                        (statute_table, "statute table")):
@@ -59,12 +73,6 @@ def index_facts(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The fact channel: every judgment's fact sheet as legal-fact tokens in Lucene."""
-    import pandas as pd
-
-    from countercase.extract.years import read_years
-    from countercase.factsheet.store import read_sheets
-    from countercase.index.facts import build_fact_index, statute_chapters
-
     for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (metadata, "metadata file"),
                        (statute_table, "statute table")):
         require(path, what)
@@ -90,9 +98,6 @@ def embed(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
-    from countercase.runtime.cpu import facts
-    from countercase.index.run import run_embed
-
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
     loaded = load_params(params_path)
@@ -140,13 +145,6 @@ def latency(
 ) -> None:
     """Per-stage p50/p95 latency of the retrieval pipeline over the AILA queries, and of the
     served system when it is no pipeline."""
-    from countercase.datasets.aila import read_queries
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.compose import open_composer, routed, why_not
-    from countercase.retrieve.latency import PLAIN, run_latency
-    from countercase.retrieve.load import IndexPaths
-    from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
-
     require(queries, "topics file")
     texts = list(read_queries(queries).values())
     params = load_params(params_path)
@@ -187,11 +185,6 @@ def tune(
 ) -> None:
     """The tuning grids: precedents on the citation collection's tuning half (AILA_Q1..Q10
     beside it), statutes on AILA_Q1..Q10; the choice written before any test is scored."""
-    from countercase.datasets import load
-    from countercase.datasets.citations import read_citations
-    from countercase.evaluate.tuning import choice as chosen, tune_precedents, tune_statutes
-    from countercase.retrieve.load import IndexPaths
-
     require_folder(aila_dir, "AILA folder")
     require_folder(citations, "citation collection (stage citations)")
     params = load_params(params_path, adopt=())  # its own choice is none of its inputs
@@ -229,12 +222,6 @@ def tune_ft(
 ) -> None:
     """The fine-tuned encoder's fusion weight, chosen on the dev queries it never trained on;
     the choice written before any test is scored."""
-    from countercase.datasets import load
-    from countercase.datasets.citations import read_citations
-    from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.load import IndexPaths
-
     require_folder(citations, "citation collection (stage citations)")
     require_folder(ft_dense / "precedents", "fine-tuned embeddings (stage embed_ft)")
     try:

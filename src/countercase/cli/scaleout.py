@@ -12,6 +12,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import PARAMS_OPTION, UserError, app, require, write_json
 from countercase.config import load_params
+from countercase.scaleout.dataflow import run_dataflow
 
 
 @app.command()
@@ -33,8 +34,6 @@ def scaleout(
 ) -> None:
     """Run the corpus stages as shards on a local or remote Dask cluster and merge them into
     the files the single-process stages write."""
-    from countercase.scaleout.dataflow import run_dataflow
-
     params = load_params(params_path)
     overrides = {k: v for k, v in (("engine", engine), ("address", address),
                                    ("workers", workers)) if v is not None}

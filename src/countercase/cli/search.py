@@ -10,13 +10,21 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from countercase import layout
-from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
-                                  DENSE_DIR_OPTION, FACT_INDEX_OPTION, INDEX_DIR_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, VARIANT_DOCUMENTS_OPTION,
-                                  UserError, app, require)
+from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPTION,
+                                  FACT_INDEX_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
+                                  PARAMS_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app, require)
 from countercase.config import load_params
+from countercase.datasets.limits import KINDS
+from countercase.explore.search import OpenedSystem, folder_rows, pipeline_rows, readable_rows
+from countercase.explore.serve import server
+from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.registry import system as registered
+from countercase.retrieve.served import served_system
 
 log = logging.getLogger("countercase")
 # what search and serve explain each hit with
@@ -64,12 +72,6 @@ def search(
     """Search precedents (judgments) or statutes with any system of the registry: a pipeline
     system (a chunking variant too) shows the passage that ranked each judgment; the others
     rank whole judgments."""
-    from countercase.explore.search import OpenedSystem, pipeline_rows, readable_rows
-    from countercase.retrieve.filters import SearchFilter
-    from countercase.retrieve.load import IndexPaths
-    from countercase.retrieve.registry import system as registered
-    from countercase.retrieve.served import served_system
-
     _check(query, task, k, kind, {"--section": section, "--bench": bench,
                                   "--section-type": section_type, "--judge": judge})
     params = load_params(params_path)
@@ -107,8 +109,6 @@ def search(
 def _check(query: str, task: str, k: int | None, kind: str,
            filters: dict[str, list[str]]) -> None:
     """Refuse a search that cannot be run as asked, naming the option."""
-    from countercase.datasets.limits import KINDS
-
     if task not in layout.TASKS:
         raise UserError(f"unknown task {task!r}: use precedents or statutes")
     if not query.strip():
@@ -125,8 +125,6 @@ def _check(query: str, task: str, k: int | None, kind: str,
 def _your_judgments(query: str, docs: Path, system: str, task: str, kind: str, k: int, params,
                     collections: Path, filtered: bool) -> list[dict]:
     """The readable hits of ``system`` over the judgments of ``docs`` (indexed once)."""
-    from countercase.explore.search import folder_rows, readable_rows
-
     if task != "precedents":
         raise UserError("--docs searches your judgments (the precedents task), not statutes")
     if filtered:
@@ -157,13 +155,6 @@ def serve(
 ) -> None:
     """Keep the served system open and answer searches over HTTP at its latency:
     GET /search?q=TEXT[&kind=judgment][&k=10] gives the hits as `search --json` prints them."""
-    from countercase.datasets.limits import KINDS
-    from countercase.explore.search import OpenedSystem, readable_rows
-    from countercase.explore.serve import server
-    from countercase.retrieve.load import IndexPaths
-    from countercase.retrieve.registry import system as registered
-    from countercase.retrieve.served import served_system
-
     params = load_params(params_path)
     spec = registered(system or served_system(params, "precedents"))
     if spec.pipeline or spec.chunking is not None:
@@ -211,9 +202,6 @@ def _print_rows(rows: list[dict], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(show_lines=False)
     # The passage text and paths are in --json; the table keeps what fits a terminal.
     columns = [c for c in (rows[0] if rows else {}) if c not in ("source_path", "text", "chunk_id")]

@@ -85,14 +85,30 @@ def command_name(node: ast.FunctionDef) -> str | None:
     return None
 
 
+def _helpers(command: ast.FunctionDef, tree: ast.Module) -> list[ast.FunctionDef]:
+    """The module's functions that ``command`` calls, and those they call in turn."""
+    functions = {n.name: n for n in tree.body
+                 if isinstance(n, ast.FunctionDef) and command_name(n) is None}
+    found: dict[str, ast.FunctionDef] = {}
+    todo = [command]
+    while todo:
+        for name in {n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)}:
+            if name in functions and name not in found:
+                found[name] = functions[name]
+                todo.append(functions[name])
+    return list(found.values())
+
+
 def command_modules(subcommand: str) -> set[str]:
     """The countercase modules a ``countercase <subcommand>`` run imports: those its function
-    imports, and the module-level imports of its CLI module that the function uses."""
+    and the helpers it calls import, and the module-level imports of its CLI module they use."""
     for path in sorted((PACKAGE / "cli").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and command_name(node) == subcommand:
-                used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                helpers = _helpers(node, tree)
+                used = {n.id for f in (node, *helpers) for n in ast.walk(f)
+                        if isinstance(n, ast.Name)}
                 top = set()
                 for stmt in tree.body:
                     if isinstance(stmt, ast.ImportFrom) and stmt.module and \
@@ -100,8 +116,6 @@ def command_modules(subcommand: str) -> set[str]:
                             not stmt.module.startswith("countercase.cli"):
                         top |= {m for a in stmt.names if (a.asname or a.name) in used
                                 and (m := _resolve(stmt.module, a.name))}
-                helpers = [n for n in tree.body if isinstance(n, ast.FunctionDef)
-                           and n.name in used and command_name(n) is None]
                 return closure(_imports([node, *helpers]) | top)
     raise UnknownCommand(f"no CLI function declares `countercase {subcommand}`")
 
