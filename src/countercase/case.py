@@ -25,8 +25,25 @@ from typing import Any
 import pandas as pd
 
 from countercase import layout
+from countercase.config import load_params
+from countercase.datasets.aila import read_queries
 from countercase.errors import CountercaseError
+from countercase.explain.markdown import tree_markdown
+from countercase.explain.run import open_explainer
+from countercase.extract.years import read_years
+from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import FactSheet, validate_sheet
+from countercase.factsheet.show import SheetNotFoundError, case_text, find_sheet, sheet_rows
+from countercase.holdings.case_targets import Inputs
+from countercase.holdings.targets import Settings
+from countercase.ner.confidence import sheet_confidence
+from countercase.perturb.cases import QueryCase, window
+from countercase.perturb.query import structured_query
+from countercase.perturb.run import retriever_search
+from countercase.perturb.tree import PerturbationTree, TreeError
+from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.registry import tree_params
+from countercase.retrieve.trees import searching, tree_ranker
 
 
 class CaseError(CountercaseError, ValueError):
@@ -56,25 +73,16 @@ class Workspace:
 
     @cached_property
     def params(self):
-        from countercase.config import load_params
-        from countercase.retrieve.trees import searching
-
         return searching(load_params(self.path(Path("params.yaml"))), self.system)
 
     @cached_property
     def index_paths(self):
-        from countercase.retrieve.load import IndexPaths
-
         return IndexPaths(*(self.path(p) for p in (layout.INDEX, layout.DENSE, layout.CHUNKS,
                                                    layout.METADATA, layout.FACT_INDEX)))
 
     @cached_property
     def retriever(self):
         """What the trees search: the learned system, or the pipeline as the trees run it."""
-        from countercase.retrieve.load import open_retriever
-        from countercase.retrieve.registry import tree_params
-        from countercase.retrieve.trees import tree_ranker
-
         return tree_ranker(self.params, self.index_paths, open_retriever(
             "precedents", tree_params(self.params), self.index_paths), Path(self.root))
 
@@ -87,10 +95,6 @@ class Workspace:
 
     @cached_property
     def explainer(self):
-        from countercase.explain.run import open_explainer
-        from countercase.holdings.case_targets import Inputs
-        from countercase.holdings.targets import Settings
-
         sheets, chunks = self.path(layout.JUDGMENT_SHEETS), self.index_paths.chunks
         grounds = Inputs(*(self.path(p) for p in (layout.CITATIONS, layout.DOCUMENTS,
                                                   layout.JUDGMENT_SHEETS, layout.METADATA,
@@ -100,8 +104,6 @@ class Workspace:
         return open_explainer(sheets, chunks, grounds, Settings.of(self.params.targets))
 
     def query_text(self, qid: str) -> str:
-        from countercase.datasets.aila import read_queries
-
         queries = read_queries(self.path(layout.AILA_QUERIES))
         if qid not in queries:
             raise CaseError(f"no AILA query {qid!r} (AILA_Q1 .. AILA_Q{len(queries)})")
@@ -122,16 +124,12 @@ class Case:
     @classmethod
     def from_text(cls, text: str, case_id: str = "text",
                   workspace: Workspace | None = None) -> "Case":
-        from countercase.factsheet.rules import extract_rules
-
         if not text or not text.strip():
             raise CaseError("empty text: give the facts of a case")
         return cls(case_id, extract_rules(text, case_id, "text"), text, workspace or Workspace())
 
     @classmethod
     def from_query(cls, qid: str, workspace: Workspace | None = None) -> "Case":
-        from countercase.factsheet.rules import extract_rules
-
         workspace = workspace or Workspace()
         text = workspace.query_text(qid)
         return cls(qid, extract_rules(text, qid, "query"), text, workspace)
@@ -139,10 +137,6 @@ class Case:
     @classmethod
     def from_id(cls, doc_id: str, workspace: Workspace | None = None) -> "Case":
         """A corpus judgment: its stage fact sheet, its facts window as the query."""
-        from countercase.factsheet.show import SheetNotFoundError, case_text, find_sheet
-        from countercase.extract.years import read_years
-        from countercase.perturb.cases import window
-
         workspace = workspace or Workspace()
         try:
             sheet = find_sheet(doc_id, workspace.path(layout.FACTSHEETS))
@@ -180,24 +174,17 @@ class Case:
     # ------------------------------------------------------------------ using one
 
     def _search(self):
-        from countercase.perturb.cases import QueryCase
-        from countercase.perturb.run import retriever_search
-
         corpus = (QueryCase(self.case_id, self.text or "", self.sheet, self.year)
                   if self.corpus else None)
         return retriever_search(self.workspace.retriever, corpus)
 
     def search(self, k: int = 10) -> "Results":
         """The top ``k`` precedents for the case's query (its text, or its sheet as words)."""
-        from countercase.perturb.query import structured_query
-
         query = self.text if self.text is not None else structured_query(self.sheet)
         return Results(self._search()(query, self.sheet, k))
 
     def tree(self, depth: int | None = None, branching: int | None = None) -> "Tree":
         """The case's perturbation tree; ``depth=0``: the root alone, to expand by hand."""
-        from countercase.perturb.tree import PerturbationTree
-
         p = self.workspace.params.perturb
         depth = p.depth if depth is None else depth
         if depth < 0:
@@ -211,9 +198,6 @@ class Case:
 
     def facts(self) -> pd.DataFrame:
         """The fact sheet: one row per value, with its sources and confidence."""
-        from countercase.factsheet.show import sheet_rows
-        from countercase.ner.confidence import sheet_confidence
-
         rows = pd.DataFrame(sheet_rows(self.sheet), columns=["field", "value", "from the text"])
         queues: dict[str, list] = {}
         for value in sheet_confidence(self.sheet)["values"]:
@@ -292,8 +276,6 @@ class Tree:
         """A child of ``node_id`` whose sheet is the node's with ``changes`` (fields of the
         fact sheet, nested mappings merged, lists replaced); retrieval runs there. Returns the
         new node's id."""
-        from countercase.perturb.tree import TreeError
-
         base = self.tree.node(node_id).fact_sheet_state.model_dump(mode="json")
         try:
             node = self.tree.edit(node_id, _merged(base, changes), description)
@@ -313,8 +295,6 @@ class Tree:
         return self.to_model(explained).model_dump_json(indent=1)
 
     def to_markdown(self) -> str:
-        from countercase.explain.markdown import tree_markdown
-
         return tree_markdown(self.to_model())
 
     def _repr_html_(self) -> str:

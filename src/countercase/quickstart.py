@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Iterator
 
 from countercase import layout
+from countercase.config import load_params
 from countercase.errors import CountercaseError
+from countercase.extract.run import read_sections, run_extract
+from countercase.factsheet.rules import extract_rules
+from countercase.index.run import run_index
+from countercase.ingest.run import read_documents, run_ingest
+from countercase.ingest.text import TextSource
+from countercase.legal.adjacency import build_adjacency
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +63,6 @@ def build_project(out: Path, repository: Path, judgments: list[str] | None = Non
     choice files;
     ``min_count``: co-citations that make a section edge (the adjacency stage's default)."""
     import pandas as pd
-
-    from countercase.config import load_params
-    from countercase.extract.run import read_sections, run_extract
-    from countercase.factsheet.rules import extract_rules
-    from countercase.index.run import run_index
-    from countercase.ingest.run import read_documents, run_ingest
-    from countercase.ingest.text import TextSource
-    from countercase.legal.adjacency import build_adjacency
 
     if out.exists() and not out.is_dir():
         raise CountercaseError(f"{out} is a file, not a folder for the project")

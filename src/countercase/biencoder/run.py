@@ -37,8 +37,9 @@ from countercase.config import Params
 from countercase.datasets.citations import Citations, read_citations
 from countercase.datasets.ids import natural_key
 from countercase.errors import CountercaseError
-from countercase.training.learning_check import NotLearnedError, check_learned
+from countercase.index.encoders import embed
 from countercase.runtime.models import encoder_dir
+from countercase.training.learning_check import NotLearnedError, check_learned
 from countercase.training.splits import tuning_split
 
 log = logging.getLogger(__name__)
@@ -107,8 +108,6 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
                         out: Path, resume_dir: Path | None = None) -> dict[str, Any]:
     """The stage. ``resume_dir`` keeps the training state of an interrupted run (cleared when
     the stage is done)."""
-    from countercase.index.encoders import embed
-
     p = params.biencoder
     started = time.perf_counter()
     citations = read_citations(citations_dir)

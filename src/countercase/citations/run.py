@@ -33,14 +33,16 @@ from countercase.datasets.citations import PARTS, decided_by
 from countercase.datasets.ids import natural_key
 from countercase.datasets.leakage import overlapping_documents
 from countercase.extract.masking import mask
+from countercase.extract.run import read_sections
+from countercase.extract.years import read_dates, read_years
+from countercase.factsheet.rules import facts_region
+from countercase.ingest.run import read_documents
 
 log = logging.getLogger(__name__)
 
 
 def facts_query(text: str, segments, max_chars: int, facts_fraction: float = 0.2) -> str:
     """The facts of a judgment (the extract stage's Facts run), cut at a word boundary."""
-    from countercase.factsheet.rules import facts_region
-
     start, end, _ = facts_region(text, "judgment", segments, facts_fraction)
     facts = " ".join(text[start:end].split())
     if len(facts) < 200:  # a facts run too short to search with: the judgment's opening
@@ -193,10 +195,6 @@ def _hide_copies(facts: dict, texts: dict[str, str], topics: dict, qrels: dict,
 
 def run_citations(params: CitationsParams, seed: int, documents: Path, extract_dir: Path,
                   aila_queries: dict[str, str], out: Path) -> dict[str, Any]:
-    from countercase.extract.run import read_sections
-    from countercase.extract.years import read_dates, read_years
-    from countercase.ingest.run import read_documents
-
     texts = {doc.doc_id: doc.text for doc in read_documents(documents)}
     years = read_years(extract_dir / "metadata.parquet")
     dates = read_dates(extract_dir / "metadata.parquet")

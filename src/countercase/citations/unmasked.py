@@ -14,6 +14,8 @@ from pathlib import Path
 
 from countercase.citations.links import REPORTERS
 from countercase.citations.run import facts_query
+from countercase.extract.run import read_sections
+from countercase.ingest.run import read_documents
 
 # a case name as cited, "State of U.P. v. Ram Singh": up to six capitalised words (and of, the,
 # and) before the "v.", the other side up to the next clause mark
@@ -39,9 +41,6 @@ def strip_citations(text: str) -> tuple[str, int]:
 def unmasked_queries(qids: Iterable[str], documents: Path, extract_dir: Path,
                      query_chars: int) -> dict[str, str]:
     """qid -> the unmasked facts of each citation query ``qids`` names (a corpus judgment)."""
-    from countercase.extract.run import read_sections
-    from countercase.ingest.run import read_documents
-
     wanted = set(qids)
     texts = {doc.doc_id: doc.text for doc in read_documents(documents) if doc.doc_id in wanted}
     segments = read_sections(extract_dir / "sections.parquet")

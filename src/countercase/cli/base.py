@@ -16,6 +16,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.lazy import LazyGroup
+from countercase.dag import params as params_read
 from countercase.errors import CountercaseError
 from countercase.report.stage_times import begin, record_dvc_stage
 from countercase.runtime.processes import LOG_FORMAT
@@ -116,8 +117,6 @@ def main() -> None:
     begin()
     read = None
     if os.environ.get("DVC_STAGE"):  # a DVC stage: note the params.yaml keys it reads
-        from countercase.dag import params as params_read
-
         read = params_read.begin()
     started = time.perf_counter()
     try:

@@ -22,6 +22,7 @@ from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHU
 from countercase.cli.explain import tree_explainer
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
+from countercase.explain.markdown import tree_markdown
 from countercase.factsheet.llm import LlmUnavailableError, open_recording
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import validate_sheet
@@ -219,8 +220,6 @@ def tree(
     model = built.to_model({**params.perturb.model_dump(), "depth": depth,
                             "branching": branching})
     if markdown is not None:
-        from countercase.explain.markdown import tree_markdown
-
         require(sheets, "fact sheets (stage `factsheets`)")
         model, _ = tree_explainer(sheets, chunks, profiles, citations, documents,
                               params_path).explain(model)

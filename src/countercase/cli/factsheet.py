@@ -19,10 +19,12 @@ from countercase.cli.base import (LIVE_OPTION, PARAMS_OPTION, TIMING_OPTION, Use
                                   read_json, require, write_json)
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
+from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.run import run_stage
 from countercase.factsheet.schema import validate_sheet
 from countercase.factsheet.show import case_text, find_sheet, render, stage_records
 from countercase.legal.adjacency import build_adjacency
+from countercase.ner.candidates import tag_sheet_texts
 from countercase.ner.confidence import sheet_confidence
 from countercase.ner.entities import EntityTag, EntityTagger
 
@@ -52,8 +54,6 @@ def factsheets(
     params = load_params(params_path)
     tag = None
     if ner_model is not None:  # entity tags beside the sheets (rules alone if no model)
-        from countercase.ner.candidates import tag_sheet_texts
-
         tag = partial(tag_sheet_texts, model_dir=ner_model,
                       n_judgments=params.factsheets.ner_judgments, seed=params.seed,
                       threads=params.ner.threads)
@@ -128,8 +128,6 @@ def factsheet(
         tags = [EntityTag(**t) for t in stored[0]["tags"]] if stored else None
         source_text = case_text(case_id, queries, documents)
     else:
-        from countercase.factsheet.rules import extract_rules
-
         sheet, source_text = extract_rules(text, "text", "text"), text
     if tags is None and source_text is not None:
         tags = _tag_facts(sheet, source_text, ner_model)

@@ -11,7 +11,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, app, require, write_json
 from countercase.config import load_params
-from countercase.ner.train import train_ner as run
+from countercase.ner.train import first_window as probe, train_ner as run
 from countercase.runtime.cpu import facts
 
 
@@ -32,8 +32,6 @@ def train_ner(
     require(data, "InLegalNER folder")
     params = load_params(params_path)
     if first_window:
-        from countercase.ner.train import first_window as probe
-
         found = probe(data, params.ner, params.seed, first_window)
         print(json.dumps({"cpu": facts(), "first_window": found}, indent=2))
         return

@@ -23,6 +23,7 @@ from countercase.evaluate.tuning import choice as chosen, tune_precedents, tune_
 from countercase.evaluate.tuning_ft import choice_ft, tune_ft as run_tune_ft
 from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
+from countercase.index.dense import read_meta
 from countercase.index.facts import build_fact_index, statute_chapters
 from countercase.index.run import run_embed, run_index
 from countercase.report import stage_times
@@ -111,14 +112,10 @@ def embed(
         params = params.model_copy(update={"encoder": str(encoder), "precision": "float32"})
     tuning = None
     if params.precision == "onnx-int8":
-        from countercase.datasets.citations import read_citations
-
         require_folder(citations, "citation collection (stage `citations`)")
         tuning = set(read_citations(citations).qids("tuning"))
     stats = run_embed(chunks, statute_chunks, out, params, tuning, loaded.seed)
     if timing:
-        from countercase.index.dense import read_meta
-
         # Reused embeddings were encoded by an earlier run: the speed measured then is in their
         # meta.json (DVC deletes this timing file before the stage runs; the embeddings persist)
         kept = {f"{task}_{key}": meta[key] for task in layout.TASKS

@@ -19,6 +19,7 @@ from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION
                                   PARAMS_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app, require)
 from countercase.config import load_params
 from countercase.datasets.limits import KINDS
+from countercase.evaluate.variants import chunk_variant
 from countercase.explore.search import OpenedSystem, folder_rows, pipeline_rows, readable_rows
 from countercase.explore.serve import server
 from countercase.retrieve.filters import SearchFilter
@@ -86,8 +87,6 @@ def search(
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
     paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     if spec.chunking is not None:  # BM25 over the judgments cut again, as evaluate built it
-        from countercase.evaluate.variants import chunk_variant
-
         require(documents, "documents file (stage ingest)")
         paths = chunk_variant(documents, chunks.parent, *spec.chunking,
                               layout.EVALUATE / "chunkings", params.extract)

@@ -10,8 +10,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
-from countercase.perturb.cases import CaseFileError
+from countercase.perturb.cases import CaseFileError, cited_precedents, split
 
 
 def named_cases(folder: Path) -> set[str]:
@@ -56,9 +57,6 @@ def confirmatory_cases(citations: Path, groups: Path, gold: Path, corpus: set[st
     (:func:`countercase.perturb.cases.split` over ``groups``: its tuning and validity cases) and
     every case of a labelled file under ``gold`` (the legal audit's samples among them) left
     out."""
-    from countercase.datasets.citations import read_citations
-    from countercase.perturb.cases import cited_precedents, split
-
     collection = read_citations(citations)
     heldout = {q: collection.qrels.get(q, {}) for q in collection.qids("heldout")}
     earlier, _, _ = split(sorted(cited_precedents(groups)), seed, used_splits, 0)

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from countercase.config import ConfigError
 from countercase.errors import CountercaseError
 from countercase.runtime.digests import sha256_files
 
@@ -92,8 +93,6 @@ def verify(path: Path, root: Path = Path("."), recorded: str | None = None) -> P
 
 def read_settings(path: Path, kinds: dict[str, type]) -> dict[str, Any]:
     """The preregistration's ``settings`` (its front matter), each of its type in ``kinds``."""
-    from countercase.config import ConfigError
-
     found = front_matter(path).get("settings")
     if not isinstance(found, dict):
         raise ConfigError(f"{path}: no mapping 'settings' in its front matter")

@@ -24,6 +24,7 @@ from countercase.extract.masking import mask_statutes
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.filters import lucene_filter
 from countercase.retrieve.ltr import LearnedRanker
+from countercase.retrieve.rerank import load_reranker
 
 RANKED = ("bm25", "dense")  # rank displacement
 SCORED = ("cross_encoder", "ltr", "ltr_unmasked")  # score change
@@ -104,8 +105,6 @@ def open_rankers(features: FeatureSource, params, chunks, ltr_dir, precedents,
     rankers whose models ``ltr_dir`` holds, and the passages of ``precedents`` (the chunk
     table ``chunks``)."""
     import pandas as pd
-
-    from countercase.retrieve.rerank import load_reranker
 
     models = {n: LearnedRanker.load(ltr_dir / f"{n}.txt")
               for n in ("ltr", "ltr_unmasked") if (ltr_dir / f"{n}.txt").is_file()}

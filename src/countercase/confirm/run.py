@@ -31,15 +31,14 @@ from countercase.confirm.label import Reasons
 from countercase.confirm.matching import Mass
 from countercase.confirm.pairs import GRANULARITY, case_pairs, successors
 from countercase.confirm.prereg import read_settings, recorded_hash, verify
-from countercase.confirm.rankers import (RANKED, RANKERS, Rankers, displacement,
-                                         open_rankers)
+from countercase.confirm.rankers import RANKED, RANKERS, Rankers, displacement, open_rankers
 from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
 from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
 from countercase.ingest.run import read_documents
-from countercase.perturb.cases import cited_precedents, corpus_cases, read_gold
+from countercase.perturb.cases import cited_precedents, corpus_cases, read_gold, split
 from countercase.perturb.diff import rank_biased_overlap
 from countercase.perturb.operative import root_edges
 from countercase.perturb.query import text_query
@@ -184,8 +183,6 @@ def gold_rows(corpus: Corpus, collection, gold: dict[str, str], rankers: Rankers
 
 def pilot_cases(inputs: Inputs, params: Params, count: int) -> dict[str, tuple[str, ...]]:
     """The first ``count`` of v1's validity cases (development cases) and what each cites."""
-    from countercase.perturb.cases import split
-
     cited = cited_precedents(inputs.groups)
     p = params.perturb
     _, validity, _ = split(sorted(cited), params.seed, p.tuning_cases, p.corpus_cases)

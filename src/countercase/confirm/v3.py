@@ -36,6 +36,7 @@ from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
 from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
+from countercase.index.bm25 import Bm25Searcher
 from countercase.ingest.run import read_documents
 from countercase.perturb.cases import QueryCase, corpus_cases
 from countercase.perturb.operative import root_edges
@@ -44,8 +45,10 @@ from countercase.perturb.rules import apply
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.load import IndexPaths, open_retriever
 from countercase.retrieve.prior import citation_counts
+from countercase.retrieve.registry import tree_params
+from countercase.retrieve.trees import tree_ranker
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +113,6 @@ class TreeRanker:
     ``depth`` judgments under a case's limit, ``chunks`` candidates per text retriever."""
 
     def __init__(self, params: Params, paths: IndexPaths, depth: int, chunks: int) -> None:
-        from countercase.retrieve.load import open_retriever
-        from countercase.retrieve.registry import tree_params
-        from countercase.retrieve.trees import tree_ranker
-
         tree = tree_params(params).model_copy(update={"bm25_depth": chunks,
                                                       "dense_depth": chunks})
         self.pipeline = open_retriever("precedents", tree, paths, facts=True)
@@ -207,8 +206,6 @@ def case_rows(case: QueryCase, targets: dict[tuple[str, str], dict], edges: pd.D
 def feasibility(ids: list[str], inputs: Inputs, params: Params, settings: dict) -> dict[str, Any]:
     """How many of ``ids`` yield a matched pair, and how many pairs per fact type: texts and
     the chunk index's document frequencies only, before any search (section 8)."""
-    from countercase.index.bm25 import Bm25Searcher
-
     targets = read_targets(inputs.targets)
     texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
     sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}

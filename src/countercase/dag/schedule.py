@@ -10,7 +10,14 @@ pipeline takes at least that long on any number of jobs.
 
 from __future__ import annotations
 
+import argparse
+import json
+import logging
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from countercase.dag.parallel import ALONE, Plan
+from countercase.report.calibrate import PREDICTION
 
 # a stage's seconds beside another over its seconds alone, on the 2-core EPYC (issue 59,
 # 2026-11-29): in a fresh build with two jobs, embed read 16-17 passages a second beside
@@ -74,14 +81,6 @@ def simulate(stages: Iterable[str], upstream: Mapping[str, set[str]],
 def main(argv: list[str] | None = None) -> None:
     """Add the wall time of ``--jobs`` and the longest chain to the prediction that
     ``countercase.report.calibrate predict`` wrote, and print them."""
-    import argparse
-    import json
-    import logging
-    from pathlib import Path
-
-    from countercase.dag.parallel import ALONE, Plan
-    from countercase.report.calibrate import PREDICTION
-
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--jobs", type=int, default=2, help="stages side by side (make's JOBS)")

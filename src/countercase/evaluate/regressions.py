@@ -22,8 +22,9 @@ import yaml
 from countercase import layout
 from countercase.config import Params
 from countercase.errors import CountercaseError
-from countercase.index.encoders import INT8
 from countercase.experiment.measures import MEASURES
+from countercase.index.dense import read_meta
+from countercase.index.encoders import INT8
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.registry import BY_NAME, SystemSpec, candidate_params
 from countercase.runtime.digests import sha256_files
@@ -103,8 +104,6 @@ def configuration(condition: SystemSpec, params: Params,
             for name in INT8_SETTINGS:
                 config["index"].pop(name)
     if condition.dense_dir is not None:  # another encoder: the fine-tuned one and its training
-        from countercase.index.dense import read_meta
-
         # the embeddings name the encoder that made them
         meta = read_meta(condition.dense_dir / "precedents") or {}
         config["index"]["encoder"] = meta.get("encoder", str(condition.dense_dir))

@@ -22,11 +22,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import countercase
 from countercase import layout
+from countercase.citations.unmasked import unmasked_queries
 from countercase.config import EvaluateParams, Params, RetrieveParams
 from countercase.datasets import Dataset, load, trec_dataset, unretrievable
 from countercase.errors import CountercaseError
-from countercase.citations.unmasked import unmasked_queries
+from countercase.evaluate.trec import index_collection
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment
 from countercase.experiment.families import compare_families, read_families
@@ -224,8 +226,6 @@ def _trec_job(params: Params, systems: list[SystemSpec], asked: bool, inputs: Ev
     """The TREC collection's job: the systems it can run (one asked for by name that it cannot
     is an :class:`EvaluateError`, before anything is indexed), its indexes built under
     ``out/index``."""
-    from countercase.evaluate.trec import index_collection
-
     docs, topics, qrels = inputs.trec
     dataset = trec_dataset(docs, topics, qrels, kind=inputs.trec_kind)
     choices = inputs.choices()
@@ -320,8 +320,6 @@ def inputs_fingerprint(paths: Iterable[Path], *texts: str) -> str:
     """A digest of what a stage's results depend on: every file under ``paths`` by its path,
     size and modification time (as DVC's own state does: a stage that rewrote a file changes
     it), ``texts`` (its parameters) and the package's code. For a resume on this machine only."""
-    import countercase
-
     digest = hashlib.sha256()
     for text in texts:
         digest.update(text.encode())

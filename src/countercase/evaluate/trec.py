@@ -8,8 +8,10 @@ skipped.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import shutil
 from pathlib import Path
 
 from countercase import layout
@@ -17,8 +19,9 @@ from countercase.config import ExtractParams, IndexParams
 from countercase.datasets.trec import read_jsonl_documents
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.dense import build_embeddings
+from countercase.index.encoders import INT8, find_int8_model
 from countercase.index.run import (plain_chunk_records, plain_chunk_table, plain_doc_records,
-                                  task_precision)
+                                   task_precision)
 from countercase.ingest.document import Document, Page
 from countercase.retrieve.load import IndexPaths
 
@@ -45,8 +48,6 @@ def index_collection(docs: Path, out: Path, index: IndexParams, extract: Extract
     build_bm25_index(plain_doc_records(documents), paths.index_dir / "precedents_docs",
                      threads=index.threads)
     if embed:
-        from countercase.index.encoders import INT8, find_int8_model
-
         # a user's collection has no tuning half: it is read as the precedents are, with the
         # int8 model the project's own calibration made (stage embed)
         precision = task_precision(index, "precedents")
@@ -69,9 +70,6 @@ def cached_collection(docs: Path, root: Path, index: IndexParams, extract: Extra
     """The indexes of ``docs`` (:func:`index_collection`), built once under ``root`` in a
     folder named for the file (its path, size and modification time) and the settings that
     shape them, and read back by every later search of the same file."""
-    import hashlib
-    import shutil
-
     stat = Path(docs).stat()
     key = json.dumps([str(Path(docs).resolve()), stat.st_size, stat.st_mtime_ns,
                       index.model_dump_json(), extract.model_dump_json(), embed])

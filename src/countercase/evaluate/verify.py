@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from countercase.config import Params
-from countercase.datasets import load
+from countercase.datasets import AILA_COLLECTIONS, load
 from countercase.evaluate import regressions as reg
 from countercase.evaluate.run import VariantSource, evaluate_dataset, unmasked_source
 from countercase.experiment import Experiment
@@ -104,8 +104,6 @@ def update(records: list[dict[str, Any]], root: Path, params: Params, paths: Ind
 
 def new_record(ref: str) -> dict[str, str]:
     """What ``--update`` needs of a regression named ``collection/condition`` (new or not)."""
-    from countercase.datasets import AILA_COLLECTIONS
-
     collection, _, condition = ref.rpartition("/")
     if collection not in (*AILA_COLLECTIONS, "citations") or condition not in BY_NAME:
         raise reg.RegressionError(f"--update names a collection and a condition, e.g. "

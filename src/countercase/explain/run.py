@@ -31,10 +31,12 @@ from countercase.explain.markdown import tree_markdown
 from countercase.explain.results import TERM, explain_result
 from countercase.explain.toward import explain_targets
 from countercase.factsheet.schema import FactSheet
+from countercase.factsheet.store import read_sheets
 from countercase.factsheet.values import sheet_values
 from countercase.holdings.case_targets import Corpus, Finder, Inputs
 from countercase.holdings.profile import Profile
 from countercase.holdings.targets import Settings, contrast
+from countercase.layout import CORPUS_TREES
 from countercase.perturb.tree import TreeModel
 
 
@@ -154,8 +156,6 @@ def open_explainer(sheets_path: Path, chunks_path: Path, grounds: Inputs | None 
     """The judgments' fact sheets, the chunk texts and their IDF weights; with ``grounds``
     (the citation collection, documents and holding profiles), the holdings each result turns
     on and each edge's citation-grounded targets, under ``settings``."""
-    from countercase.factsheet.store import read_sheets
-
     table = pd.read_parquet(chunks_path, columns=["chunk_id", "text"])
     chunks, weights = dict(zip(table["chunk_id"], table["text"])), term_weights(table["text"])
     if grounds is None:
@@ -189,8 +189,6 @@ def run_explain(trees: Path, explainer: Explainer, out: Path,
 
 def tree_paths(trees: Path) -> list[Path]:
     """The AILA queries' trees, then the corpus cases' (``corpus/``), in id order."""
-    from countercase.layout import CORPUS_TREES
-
     def ordered(paths):
         return sorted(paths, key=lambda p: natural_key(p.stem))
 

@@ -21,6 +21,7 @@ import param
 from countercase.errors import CountercaseError
 from countercase.explore import render
 from countercase.explore.session import KINDS, Explorer, Judgments, confidence_rows, form_values
+from countercase.explore.sources import source_route
 from countercase.factsheet.schema import PARTY_TYPES
 from countercase.legal.vocab import OUTCOMES
 
@@ -280,8 +281,6 @@ def page(explorer: Explorer) -> pn.viewable.Viewable:
 
 def serve(workspace, port: int = 5006, address: str = "127.0.0.1", show: bool = False) -> None:
     """Serve the explorer until interrupted; every browser session gets its own tree."""
-    from countercase.explore.sources import source_route
-
     judgments = Judgments(workspace)
     log.info("opening the indexes, fact sheets and chunks once for every session")
     workspace.retriever, workspace.explainer, workspace.edges  # noqa: B018 (warm the caches)

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from countercase import layout
+from countercase.datasets.limits import Limit, Topics
 from countercase.errors import CountercaseError
+from countercase.evaluate.trec import cached_collection, folder_paths
+from countercase.explain.hits import readable
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.compose import open_composer, routed, why_not
+from countercase.retrieve.registry import system as registered
 
 if TYPE_CHECKING:
     from countercase.retrieve.load import IndexPaths
@@ -36,9 +42,6 @@ class OpenedSystem:
 
     def __init__(self, spec, task: str, paths, params, citations: Path, choice: Path) -> None:
         import pandas as pd
-
-        from countercase.retrieve.choices import Choices
-        from countercase.retrieve.compose import open_composer, why_not
 
         choices = Choices({"tuning": choice})
         supplied = {"fact_sheets"} if paths.fact_index.is_dir() else set()
@@ -67,8 +70,6 @@ class OpenedSystem:
              year_to: int | None = None) -> list[dict]:
         """The top ``k`` judgments for ``query`` (a ``kind`` of query, decided no later than
         ``year_to``)."""
-        from countercase.datasets.limits import Limit, Topics
-
         topics = Topics({"query": query}, {"query": Limit(year_to=year_to)} if year_to else None,
                         kind)
         run = self.ranker.rank(topics)["query"][:k]
@@ -82,11 +83,6 @@ def folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
     documents only: what needs citations, dates or sheets does not run, and the served
     system's route takes the first system it can run), its indexes built once under
     ``root``; the rows (each says which system ranked it) and the indexes."""
-    from countercase.evaluate.trec import cached_collection, folder_paths
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.compose import routed, why_not
-    from countercase.retrieve.registry import system as registered
-
     spec, choices, supplied = registered(name), Choices(), frozenset()
     # decided before anything is built: the route's system, and whether it reads a vector
     probe = folder_paths(root / "none")
@@ -112,9 +108,6 @@ def folder_rows(query: str, docs: Path, name: str, kind: str, k: int, params,
 def pipeline_rows(query: str, task: str, spec, paths, params, filters, k: int | None
                   ) -> list[dict]:
     """The top hits of a pipeline system over the built indexes, each with its passage."""
-    from countercase.retrieve.choices import Choices
-    from countercase.retrieve.compose import open_composer
-
     ranker = open_composer(task, paths, params.retrieve, params.evaluate,
                            Choices()).ranker(spec.name)
     return [hit_row(hit, task) for hit in ranker.search(query, filters, k).documents]
@@ -134,7 +127,5 @@ def hit_row(hit, task: str) -> dict:
 def readable_rows(query: str, rows: list[dict], paths, sheets: Path, profiles: Path) -> list[dict]:
     """The hits with their parties, case number, date, best passage and one-line explanation
     (:mod:`countercase.explain.hits`)."""
-    from countercase.explain.hits import readable
-
     return readable(query, rows, paths.chunks, paths.metadata, sheets, profiles)
 

@@ -21,7 +21,9 @@ from countercase import layout
 from countercase.case import Case, CaseError, Tree, Workspace
 from countercase.extract.act_sections import UnknownSectionError, parse_section_id
 from countercase.factsheet.schema import EVIDENCE_TYPES, FactSheet
+from countercase.ingest.run import read_documents
 from countercase.ner.confidence import HIGH, sheet_confidence
+from countercase.perturb.tree import TreeError
 
 KINDS = {"query": "AILA query id", "judgment": "corpus judgment id", "text": "pasted text",
          "sheet": "fact sheet file"}
@@ -158,8 +160,6 @@ class Judgments:
 
     @cached_property
     def _texts(self) -> dict[str, str]:
-        from countercase.ingest.run import read_documents
-
         return {d.doc_id: d.text for d in read_documents(self.workspace.path(layout.DOCUMENTS))}
 
     def citation(self, doc_id: str) -> str:
@@ -355,8 +355,6 @@ class Explorer:
         return self.tree
 
     def _node(self, node_id: str):
-        from countercase.perturb.tree import TreeError
-
         try:
             return self._need_tree().tree.node(node_id)
         except TreeError as error:

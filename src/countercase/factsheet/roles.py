@@ -16,6 +16,7 @@ In a criminal case "the appellant" or "the petitioner" is the accused; elsewhere
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from typing import Any, Iterable
@@ -143,8 +144,6 @@ def sample_numbers(sheets: Iterable[Any], texts: dict[str, str], per_kind: int, 
 
 def read_labels(path) -> dict[str, str]:
     """item id -> role of a label file (data/gold/number_roles.md: a header line, then labels)."""
-    import json
-
     labels = {}
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

@@ -5,8 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from countercase.datasets.aila import read_queries
 from countercase.errors import CountercaseError
 from countercase.factsheet.schema import FactSheet, validate_sheet
+from countercase.ingest.run import read_documents
 
 
 class SheetNotFoundError(CountercaseError, LookupError):
@@ -59,13 +65,9 @@ def case_text(case_id: str, queries: Path, documents: Path) -> str | None:
     if case_id.upper().startswith("AILA_Q"):
         if not queries.exists():
             return None
-        from countercase.datasets.aila import read_queries
-
         return read_queries(queries).get(case_id)
     if not documents.exists():
         return None
-    from countercase.ingest.run import read_documents
-
     return next((d.text for d in read_documents(documents) if d.doc_id == case_id), None)
 
 
@@ -82,10 +84,6 @@ def render(sheet: FactSheet, text: str | None = None, confidence: dict | None = 
            tags: list | None = None) -> None:
     """The sheet as a table (with each value's sources and confidence when given), then the
     entity tags and the text they were found in, highlighted by label."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     console = Console()
     table = Table(title=f"fact sheet {sheet.case_id} ({sheet.source}, facts located by "
                         f"{sheet.facts_located_by})")

@@ -57,15 +57,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import countercase
 from countercase.errors import CountercaseError
+from countercase.index.query_terms import (DEFAULT_MAX_TERMS, LUCENE_MAX_CLAUSES, EmptyQueryError,
+                                           QueryReducer, bm25_idf)
 from countercase.legal.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
-from countercase.index.query_terms import (
-    DEFAULT_MAX_TERMS,
-    LUCENE_MAX_CLAUSES,
-    EmptyQueryError,
-    QueryReducer,
-    bm25_idf,
-)
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +187,6 @@ def java_executable() -> Path:
 @lru_cache(maxsize=None)
 def _jclass(name: str) -> Any:
     """A Java class through pyjnius, with the JVM configured by :mod:`countercase.runtime.java`."""
-    import countercase  # noqa: F401  (configures Java before the JVM starts)
     from pyserini.pyclass import autoclass  # cheap: classpath + pyjnius, no torch
 
     return autoclass(name)

@@ -21,6 +21,7 @@ is neither packaged nor a folder fails instead of downloading.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import shutil
@@ -212,8 +213,6 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str] | Sequence[tuple[str, s
     calibrator keeps every activation of a pass (a cross-encoder's 512 pairs of 256 word pieces
     did not fit in 24 GB). Made once: the file is named after the method and the hash of the
     texts, their reading window and the stride, and returned when present."""
-    import hashlib
-
     if method not in CALIBRATION_METHODS:
         raise ValueError(f"unknown calibration method {method!r}: {CALIBRATION_METHODS}")
     if not texts:
@@ -226,12 +225,10 @@ def quantise_static(onnx_dir: Path, texts: Sequence[str] | Sequence[tuple[str, s
     target = onnx_dir / f"model.int8-{method.lower()}-{digest.hexdigest()[:16]}.onnx"
     if target.is_file():
         return target
-    from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
+    import onnx
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
     from transformers import AutoTokenizer
-
-    import onnx
 
     tokenizer = AutoTokenizer.from_pretrained(str(onnx_dir), local_files_only=True)
     names = [i.name for i in onnx.load(str(onnx_dir / ONNX_FILES["onnx-float32"]),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -31,6 +32,8 @@ from countercase.datasets.aila import read_statutes, statute_text
 from countercase.extract.chunking import chunk_document, load_tokenizer
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.dense import build_embeddings
+from countercase.index.encoders import INT8, load_encoder, write_int8_model
+from countercase.index.statute_map import map_statutes
 from countercase.ingest.document import Document, Page
 from countercase.ingest.run import read_documents
 
@@ -104,8 +107,6 @@ def run_index(chunks_path: Path, metadata_path: Path, documents_path: Path,
               aila_statutes: Path, statute_table: Path, out: Path,
               params: IndexParams = IndexParams(),
               extract: ExtractParams = ExtractParams()) -> dict[str, Any]:
-    from countercase.index.statute_map import map_statutes
-
     out.mkdir(parents=True, exist_ok=True)
     chunks = pd.read_parquet(chunks_path)
     metadata = pd.read_parquet(metadata_path)
@@ -139,8 +140,6 @@ def calibration_texts(chunks: pd.DataFrame, tuning: set[str], n: int,
                       seed: int) -> tuple[list[str], list[str]]:
     """Two disjoint seeded draws of ``n`` chunks of the ``tuning`` judgments (configs/
     int8_rule.yaml): the calibration set, and the set the calibration method is chosen on."""
-    import random
-
     texts = chunks[chunks["doc_id"].isin(tuning)].sort_values("chunk_id")["text"].tolist()
     if not texts:
         raise ValueError("no chunk of the tuning judgments to calibrate int8 on")
@@ -156,8 +155,6 @@ def task_precision(params: IndexParams, task: str) -> str:
     """The precision ``task``'s vectors (and its queries) are made in: ``index.precision``,
     except that onnx-int8 holds only for the collections in ``index.int8_tasks`` (the others
     float32; configs/int8_choice.yaml says why)."""
-    from countercase.index.encoders import INT8
-
     if params.precision == INT8 and task not in params.int8_tasks:
         return "float32"
     return params.precision
@@ -169,8 +166,6 @@ def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
     """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``), each in
     :func:`task_precision`. For onnx-int8 the int8 model is made first (``out/int8``),
     calibrated on chunks of the ``tuning`` judgments (the citation collection's tuning half)."""
-    from countercase.index.encoders import INT8, load_encoder, write_int8_model
-
     precisions = {task: task_precision(params, task) for task in layout.TASKS}
     int8_model = None
     if INT8 in precisions.values():

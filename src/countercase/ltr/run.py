@@ -26,13 +26,14 @@ import pandas as pd
 from tqdm import tqdm
 
 from countercase import layout
+from countercase.citations.unmasked import unmasked_queries
 from countercase.config import Params
 from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.evaluate.run import composer, experiment
 from countercase.experiment import score_run
-from countercase.ltr.train import (Pairs, contributions, cross_validate, fit, importance,
-                                   learner, on_share, out_of_fold, ranked)
+from countercase.ltr.train import (Pairs, contributions, cross_validate, fit, importance, learner,
+                                   on_share, out_of_fold, ranked)
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource, names, read_settings
 from countercase.retrieve.load import IndexPaths
@@ -113,8 +114,6 @@ def _pairs(params: Params, paths: IndexPaths, collection, dataset, aila_tuning, 
            documents: Path, choices: Choices, rule: Path) -> tuple[dict[str, Any], dict, Pairs]:
     """The pools' counts for the report, the dev queries' candidate pools as features per kind
     of query (masked, unmasked) and the AILA descriptions' pools."""
-    from countercase.citations.unmasked import unmasked_queries
-
     unmasked = unmasked_queries(dataset.qids, documents, paths.chunks.parent,
                                 params.citations.query_chars)
     # a query whose judgment's text is not among the documents keeps its masked facts

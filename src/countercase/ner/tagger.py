@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from countercase.errors import CountercaseError
-from countercase.runtime.models import offline
+from countercase.ner.data import word_windows
 from countercase.ner.metrics import entities, repair
+from countercase.runtime.models import offline
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +49,6 @@ def predict_words(model, tokenizer, sentences: list[list[str]], max_length: int,
                   batch_size: int = 32, overlap: int = 16) -> list[tuple[list[str], list[float]]]:
     """``(tags, probabilities)`` per word of every sentence (tags BIO-repaired)."""
     import torch
-
-    from countercase.ner.data import word_windows
 
     labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
     best: list[list[tuple[int, int, float]]] = [[(-1, 0, 1.0)] * len(s) for s in sentences]

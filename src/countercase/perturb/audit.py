@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from countercase.perturb.cases import QueryCase
+from countercase.perturb.cases import CaseFileError, QueryCase
 from countercase.perturb.operative import FACT_TYPES, root_edges
 
 # the engine before issue 41, its first rules, the rules revised on the first audit's labels
@@ -112,8 +112,6 @@ def _read_labels(path: Path, wrong) -> tuple[str, dict[str, dict[str, Any]]]:
     """(who labelled, item -> label row) of a label file whose first line names the labeller;
     ``wrong(row)``: what is wrong with a row (None: nothing); a bad line is an error naming the
     file and line."""
-    from countercase.perturb.cases import CaseFileError
-
     who, rows = "", {}
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

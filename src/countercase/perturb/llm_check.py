@@ -37,10 +37,12 @@ from tqdm import tqdm
 from countercase.errors import CountercaseError
 from countercase.experiment.agreement import auc, cohens_kappa
 from countercase.factsheet.schema import FactSheet
-from countercase.perturb.cases import Precedent, QueryCase, json_lines
+from countercase.perturb.calibration import calibrate, read_calibration
+from countercase.perturb.cases import Precedent, QueryCase, json_lines, load_cases
+from countercase.perturb.llm_validator import THRESHOLD, LlmValidator, brief
 from countercase.perturb.operative import FACT_TYPES, label, root_edges
 from countercase.perturb.rules import apply
-from countercase.perturb.llm_validator import THRESHOLD, LlmValidator, brief
+from countercase.perturb.validity import PRIMARY_CONSTRUCTION
 
 log = logging.getLogger(__name__)
 
@@ -240,10 +242,6 @@ def run_llm_check(params, inputs, edges: pd.DataFrame, validity_rows: Path, labe
     the check measured as a classifier where ``calibration`` holds its labelled sample
     (:mod:`countercase.perturb.calibration`). ``recording``: the LLM's answers
     (:class:`countercase.runtime.recording.Recording`)."""
-    from countercase.perturb.calibration import calibrate, read_calibration
-    from countercase.perturb.cases import load_cases
-    from countercase.perturb.validity import PRIMARY_CONSTRUCTION
-
     sets = load_cases(params, inputs)
     cases = sets.validity[:params.llm_check.cases]
     candidates = root_candidates(cases, edges, params.perturb.per_type, sets.precedents)

@@ -36,6 +36,7 @@ from countercase.perturb.validity import (CONSTRUCTIONS, PRIMARY_CONSTRUCTION, C
                                           case_rows, choose_weight, fact_type_share,
                                           gold_against_chance, gold_agreement, leave_one_out,
                                           summarise)
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.registry import tree_params
 
 log = logging.getLogger(__name__)
@@ -191,8 +192,6 @@ def validity_rows_apart(paths, params: Params, cases: list[QueryCase], edges: pd
     indexes (``paths``: a :class:`countercase.retrieve.load.IndexPaths`): the searches are
     Lucene's, one core each, so the stage splits its cases over ``perturb.workers`` processes.
     The rows are the same as in one process: every case's searches start empty."""
-    from countercase.retrieve.load import open_retriever
-
     retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)
     return validity_rows("validity", cases, case_search(retriever, params), edges, params,
                          weight, precedents)

@@ -14,10 +14,17 @@ import pandas as pd
 
 from countercase import layout
 from countercase.config import Params, write_choice
+from countercase.datasets.aila import read_queries
 from countercase.errors import CountercaseError
-from countercase.perturb.audit import (CRITERIA_ENGINE, ENGINES, audit_results,
-                                       criteria_results, read_audit_labels, read_criteria_labels)
-from countercase.retrieve.load import IndexPaths
+from countercase.perturb.audit import (CRITERIA_ENGINE, ENGINES, audit_results, criteria_results,
+                                       read_audit_labels, read_criteria_labels)
+from countercase.perturb.cases import ValidityInputs, load_cases
+from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees, run_perturb,
+                                     validity_rows, validity_rows_apart, validity_summary)
+from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.registry import tree_params
+from countercase.retrieve.trees import tree_ranker
+from countercase.runtime.processes import Apart
 
 
 class SummaryFileError(CountercaseError, ValueError):
@@ -47,16 +54,6 @@ class PerturbInputs:
 
 def run_stage(params: Params, inputs: PerturbInputs) -> dict[str, Any]:
     """The stage's report: ``summary`` (metrics/counterfactual.json) and ``timing``."""
-    from countercase.datasets.aila import read_queries
-    from countercase.perturb.cases import ValidityInputs, load_cases
-    from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees,
-                                         run_perturb, validity_rows, validity_rows_apart,
-                                         validity_summary)
-    from countercase.retrieve.load import open_retriever
-    from countercase.retrieve.registry import tree_params
-    from countercase.retrieve.trees import tree_ranker
-    from countercase.runtime.processes import Apart
-
     sets = load_cases(params, ValidityInputs(inputs.documents, inputs.sheets, inputs.metadata,
                                              inputs.groups, inputs.gold))
     topics = read_queries(inputs.queries)

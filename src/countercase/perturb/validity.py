@@ -41,6 +41,9 @@ import pandas as pd
 from scipy import stats
 from tqdm import tqdm
 
+from countercase.datasets import Dataset
+from countercase.experiment import ranked, score_run
+from countercase.experiment.significance import paired
 from countercase.factsheet.schema import FactSheet
 from countercase.perturb.cases import Precedent, QueryCase
 from countercase.perturb.diff import diff_rankings
@@ -154,9 +157,6 @@ def choose_weight(cases: list[QueryCase], search: CaseSearch, grid: Iterable[flo
                   margin: float) -> dict[str, Any]:
     """The fact channel's weight in the trees: the best MAP of the cited precedents over the
     tuning cases' root queries; within ``margin`` of the best, the first in grid order."""
-    from countercase.datasets import Dataset
-    from countercase.experiment import ranked, score_run
-
     dataset = Dataset("citations/tuning", "citations-tuning", "precedents",
                       {c.case_id: c.text for c in cases},
                       {c.case_id: {d: 1 for d in c.cited} for c in cases})
@@ -174,8 +174,6 @@ def choose_weight(cases: list[QueryCase], search: CaseSearch, grid: Iterable[flo
 
 def summarise(rows: pd.DataFrame) -> dict[str, Any]:
     """Operative against placebo (and incidental) displacement of the cited precedents."""
-    from countercase.experiment.significance import paired
-
     per_case = rows.dropna(subset=["cited_displacement"]).groupby(
         ["case_id", "label"])["cited_displacement"].mean().unstack()
     both = per_case.dropna(subset=[c for c in ("operative", "placebo") if c in per_case])

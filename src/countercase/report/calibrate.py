@@ -28,10 +28,17 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 from countercase import layout
+from countercase.datasets import aila
+from countercase.index.bm25 import Bm25Searcher, build_bm25_index
+from countercase.runtime.cpu import model_name
+from countercase.runtime.models import MINILM, encoder_dir, offline
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +97,6 @@ print(statistics.median(times))
 
 
 def _torch_unit(kind: str) -> float:
-    from countercase.runtime.models import MINILM, encoder_dir, offline
-
     offline()
     code = _TORCH.format(kind=kind, backbone=str(encoder_dir(MINILM)))
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
@@ -102,11 +107,6 @@ def _torch_unit(kind: str) -> float:
 def _lucene_unit(n_docs: int = 300, n_queries: int = 20) -> float:
     """Seconds per BM25 search of a whole AILA judgment's first 3,000 characters, on an index
     of the first ``n_docs`` judgments (built here, in a temporary folder)."""
-    import tempfile
-
-    from countercase.datasets import aila
-    from countercase.index.bm25 import Bm25Searcher, build_bm25_index
-
     docs = []
     for doc_id, text in aila.casedocs(layout.AILA):
         docs.append({"id": doc_id, "contents": text})
@@ -148,8 +148,6 @@ UNITS = {"encoder": lambda: _torch_unit("encoder"),
 
 def cpu_class() -> str:
     """The CPU's model name and its widest vector extension."""
-    from countercase.runtime.cpu import model_name
-
     try:
         flags = next((set(line.split(":", 1)[1].split()) for line in
                       Path("/proc/cpuinfo").read_text().splitlines()
@@ -284,8 +282,6 @@ def class_table(calibration: dict, stages_by_cpu: dict, stages: list[str]) -> st
 
 
 def _default_stages() -> list[str]:
-    import yaml
-
     return list(yaml.safe_load(layout.PIPELINE.read_text(encoding="utf-8"))["stages"])
 
 

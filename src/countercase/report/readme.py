@@ -22,9 +22,13 @@ from typing import Any, Callable
 
 import yaml
 
+from countercase import layout as L
+from countercase.confirm.analysis import bootstrap
+from countercase.report import calibrate
+from countercase.report.headline import RESAMPLES
 from countercase.report.rebuild import table as rebuild_table
-from countercase.report.stage_times import budgets
-from countercase.report.stage_times import markdown as stage_table
+from countercase.report.stage_times import budgets, markdown as stage_table
+from countercase.retrieve.served import FALLBACK
 
 BLOCK = re.compile(r"(<!-- measured:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
                    r"(<!-- /measured:(?P=name) -->)", re.DOTALL)
@@ -597,8 +601,6 @@ def stage_times(o: Outputs) -> str:
 
 
 def cpu_classes(o: Outputs) -> str:
-    from countercase.report import calibrate
-
     pipeline, timed = o.yaml("dvc.yaml"), o.json(str(calibrate.STAGES_BY_CPU))
     if not pipeline or not timed:
         return f"*missing: {calibrate.STAGES_BY_CPU} (no stage has run yet)*\n"
@@ -676,17 +678,12 @@ def _map_ci(o: Outputs, collection: str, condition: str, score: float) -> list[f
     table the paper keeps (``paper/inputs/``), drawn as the paper's headline tables draw it
     (:mod:`countercase.report.headline`: the queries in order, ``params.yaml`` ``seed``); None
     where the table is missing or comes from another run than ``score`` (its mean differs)."""
-    from countercase import layout as L
-
     table = next((o.root / kept for made, kept in L.PAPER_INPUTS.items()
                   if made.parent.name == collection and made.suffix == ".csv"), None)
     seed = (o.yaml("params.yaml") or {}).get("seed")
     if table is None or not table.is_file() or seed is None:
         return None
     import pandas as pd
-
-    from countercase.confirm.analysis import bootstrap
-    from countercase.report.headline import RESAMPLES
 
     frame = pd.read_csv(table)
     frame = frame[frame["condition"] == condition].set_index("qid").sort_index()
@@ -704,8 +701,6 @@ def headline(o: Outputs) -> str:
     """The README's first table: per collection the served system's MAP against chunk BM25
     and the AILA 2019 track's best run, and the counterfactual answer in one row (the
     preregistered v3 test of ``metrics/counterfactual.json``)."""
-    from countercase.retrieve.served import FALLBACK
-
     retrieval, evaluation = o.metric("retrieval.json"), o.metric("evaluation.json") or {}
     track = o.yaml("paper/aila2019_track.yaml") or {}
     v3 = (o.metric("counterfactual.json") or {}).get("validity_v3")

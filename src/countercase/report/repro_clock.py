@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from countercase.report.calibrate import PREDICTION
+from countercase.runtime.cpu import facts
+
 STATE = Path("data/interim/repro_clock.json")
 PROCESSED = Path("data/processed")
 # DVC's cache: the machine's own folder that ``make setup`` configures (the Makefile passes it
@@ -90,8 +93,6 @@ def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = 
     state = _state(root)
     ended = time.time() if now is None else now
     if cpu is None:
-        from countercase.runtime.cpu import facts
-
         cpu = facts()
     setup = state.get("setup_done", state["started"])
     record = {"setup_s": round(setup - state["started"], 1),
@@ -115,8 +116,6 @@ def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = 
 def _prediction(root: Path) -> dict | None:
     """The calibration's prediction made before the pipeline started
     (``countercase.report.calibrate predict``), or None where it could not run."""
-    from countercase.report.calibrate import PREDICTION
-
     path = root / PREDICTION
     try:
         found = json.loads(path.read_text(encoding="utf-8"))

@@ -16,13 +16,18 @@ stage, since every stage writes to it.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
 import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
 
+import yaml
+
 from countercase import layout
+from countercase.config import load_params
+from countercase.report import calibrate
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +63,6 @@ def record(stage: str, seconds: float, path: Path = SUMMARY,
     class, into ``by_cpu`` (:data:`countercase.report.calibrate.STAGES_BY_CPU` beside the
     default table), and return the table. Stages that run side by side (``countercase.dag.
     parallel``) take turns: the files are read and written under a lock."""
-    from countercase.report import calibrate
-
     path = Path(path)
     if by_cpu is None:
         by_cpu = calibrate.STAGES_BY_CPU if path == SUMMARY else path.with_name(
@@ -87,8 +90,6 @@ def record(stage: str, seconds: float, path: Path = SUMMARY,
 
 @contextmanager
 def _locked(path: Path):
-    import fcntl
-
     with open(path.with_name(f".{path.name}.lock"), "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -118,8 +119,6 @@ def record_dvc_stage(seconds: float) -> None:
 def _dvc_order(pipelines: tuple[Path, ...] = (layout.PIPELINE, layout.OPT_IN_PIPELINE)
                ) -> dict[str, int]:
     """Stage -> its place: the default pipeline's stages in order, then the opt-in ones."""
-    import yaml
-
     stages: list[str] = []
     for path in pipelines:
         try:
@@ -164,8 +163,6 @@ def markdown(table: dict, budgets: dict[str, float] | None = None) -> str:
 def budgets() -> dict[str, float]:
     """The default pipeline's budgets in minutes (``params.yaml`` budgets, opt-in stages left
     out)."""
-    from countercase.config import load_params
-
     found = load_params().budgets
     return {s: m for s, m in found.minutes.items() if s not in found.opt_in}
 

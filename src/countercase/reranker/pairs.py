@@ -34,6 +34,10 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 from tqdm import tqdm
 
+from countercase.datasets.leakage import overlapping_documents
+from countercase.index.bm25 import LuceneFilter
+from countercase.index.encoders import embed
+
 log = logging.getLogger(__name__)
 
 
@@ -131,14 +135,10 @@ class Miner:
 
     def _negative_pool(self, query: str, exclude: set[str],
                        year_to: int | None = None) -> list[tuple[str, str]]:
-        from countercase.index.bm25 import LuceneFilter
-
         bm25 = self.bm25.search(query, self.search_depth,
                                 LuceneFilter(exclude_doc_ids=frozenset(exclude), year_to=year_to))
         pools = [_one_per_doc(bm25, self.doc_of, exclude)[self.negative_skip:]]
         if self.dense is not None:
-            from countercase.index.encoders import embed
-
             vector = embed(self.encoder, [query], show_progress=False, precision=self.precision)[0]
             hits = [(c, s) for c, s in self.dense.search(vector, self.search_depth)
                     if self.doc_of.get(c) not in exclude and self._in_time(c, year_to)]
@@ -174,8 +174,6 @@ class Miner:
 def leaking_documents(queries: dict[str, str], documents: Iterable[tuple[str, str]],
                       threshold: float = 0.5) -> dict[str, list[tuple[str, float]]]:
     """doc id -> [(qid, share)] of every corpus document that holds a query's text."""
-    from countercase.datasets.leakage import overlapping_documents
-
     found: dict[str, list[tuple[str, float]]] = {}
     for qid, docs in overlapping_documents(queries, documents, threshold).items():
         for doc, share in docs:

@@ -40,10 +40,18 @@ from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
 from countercase.experiment import Experiment, ranked
-from countercase.reranker.pairs import (Group, Miner, drop_leaking, leaking_documents,
-                                        statutes_cited)
+from countercase.extract.run import read_sections
+from countercase.index.bm25 import Bm25Searcher
+from countercase.index.dense import DenseIndex, read_meta
+from countercase.index.encoders import load_encoder
+from countercase.ingest.run import read_documents
+from countercase.reranker.onnx import FP32, OnnxCrossEncoderReranker, export_onnx, parity, speed
+from countercase.reranker.pairs import Group, Miner, drop_leaking, leaking_documents, statutes_cited
+from countercase.reranker.train import score_pairs, train
 from countercase.retrieve.filters import SearchFilter
+from countercase.retrieve.load import IndexPaths, open_retriever
 from countercase.retrieve.registry import candidate_params
+from countercase.retrieve.rerank import blend, rerank
 from countercase.training.learning_check import NotLearnedError, check_learned
 from countercase.training.splits import held_back, tuning_split
 
@@ -67,10 +75,6 @@ def _sample(citations, texts: dict[str, str], seed: int, resolved: int = 50,
 
 def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, dense_dir: Path,
          queries: dict[str, str], out: Path, max_judgments: int = 0) -> tuple[list, dict[str, Any]]:
-    from countercase.extract.run import read_sections
-    from countercase.index.bm25 import Bm25Searcher
-    from countercase.ingest.run import read_documents
-
     p = params.reranker
     metadata = pd.read_parquet(extract_dir / "metadata.parquet",
                                columns=["doc_id", "year", "act_sections"])
@@ -131,9 +135,6 @@ def mine(params: Params, documents: Path, extract_dir: Path, index_dir: Path, de
 def _dense_negatives(folder: Path, wanted: bool) -> tuple[Any, Any, str]:
     """The dense index of ``folder``, its encoder and their precision, when negatives are
     ``wanted`` from it and it is built (else None, None and float32: BM25's alone)."""
-    from countercase.index.dense import DenseIndex, read_meta
-    from countercase.index.encoders import load_encoder
-
     meta = read_meta(folder) if wanted else None
     if meta is None:
         if wanted:
@@ -168,8 +169,6 @@ class Validation:
     MEASURES = ("MAP", "nDCG@10", "P@10", "RR")
 
     def __init__(self, params: Params, dataset: Dataset, paths, depth: int) -> None:
-        from countercase.retrieve.load import open_retriever
-
         self.dataset = dataset
         self.qids = dataset.qids
         # as the evaluate stage runs the configured pipeline: chunk_depth candidates per retriever
@@ -205,8 +204,6 @@ class Validation:
             first_stage_weight: float = 0.0) -> dict[str, list]:
         """qid -> ranked (doc, score); ``scores`` for :meth:`pairs` (None: no reranking),
         blended with the first-stage order as the pipeline blends them."""
-        from countercase.retrieve.rerank import blend, rerank
-
         depth = depth or self.depth
         run, offset = {}, 0
         for q in self.qids:
@@ -244,8 +241,6 @@ def run_train_reranker(params: Params, documents: Path, extract_dir: Path, index
     """The stage. ``resume_dir`` keeps the training state of an interrupted run (cleared when
     the stage is done): a run on the same inputs goes on from it."""
     import torch
-
-    from countercase.retrieve.load import IndexPaths
 
     p = params.reranker
     deep = [d for d in p.depths if d > params.retrieve.rerank_depth]
@@ -339,8 +334,6 @@ def _train(params: Params, groups: list[Group], validation: Validation, out: Pat
            resume_dir: Path | None):
     """The cross-encoder trained and its checkpoints validated (every pass's scores kept, in
     order); no model is kept when it did not learn (:func:`check_learned`)."""
-    from countercase.reranker.train import score_pairs, train
-
     p = params.reranker
     validated: list[list[float]] = []  # this run's validation passes, in order
 
@@ -376,10 +369,6 @@ def _export(params: Params, out: Path, validation: Validation):
     """The ONNX float32 export of the chosen checkpoint, its parity with PyTorch and the speed
     of both on the 50 first validation pairs (the served model, ``fp32``, returned too)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from countercase.reranker.onnx import (FP32, OnnxCrossEncoderReranker, export_onnx, parity,
-                                           speed)
-    from countercase.reranker.train import score_pairs
 
     p = params.reranker
     onnx_dir = out / "onnx"

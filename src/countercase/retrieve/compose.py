@@ -20,11 +20,12 @@ import pandas as pd
 
 from countercase import layout
 from countercase.config import ConfigError, EvaluateParams, RetrieveParams
+from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
-from countercase.retrieve.choices import Choices, ChoiceError
+from countercase.retrieve.choices import ChoiceError, Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.learned_search import LearnedRetriever
-from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever, open_statute_search
 from countercase.retrieve.ltr import LearnedRanker, ltr_system
 from countercase.retrieve.pipeline import Retriever
 from countercase.retrieve.pooling import passage_system
@@ -127,8 +128,6 @@ class Composer:
     def _pipeline_search(self, spec: SystemSpec) -> Search:
         """The pipeline's own search under the system's settings at the served depths
         (``base``'s, not an experiment's ``chunk_depth``), opened when first searched."""
-        from countercase.retrieve.load import open_retriever, open_statute_search
-
         served = spec.served(self.base, self.choices)
         if self.task == "precedents":
             opened = cache(lambda: open_retriever(self.task, served, self.paths))
@@ -141,8 +140,6 @@ class Composer:
         """The chunk table and BM25 index of this task, read once: where a system that ranks
         whole judgments finds each one's passage."""
         if self._chunks is None:
-            from countercase.retrieve.load import open_retriever
-
             self._chunks = open_retriever(self.task, self.base.model_copy(update={
                 "use_bm25": True, "use_dense": False, "use_mmr": False, "use_rerank": False,
                 "fact_weight": 0.0}), self.paths)
@@ -218,8 +215,6 @@ class Composer:
     def _bridge(self, of: str, replacing: dict[str, str]) -> System:
         """The statute bridge (the base's depth and rank offset) over the run system ``of``
         ranks on the precedents, by a composer of the precedents with this one's settings."""
-        from countercase.retrieve.load import bridge_inputs
-
         if self._precedents is None:
             self._precedents = replace(self, task="precedents", searchers=None, encoders={})
         bridge = StatuteBridge(*bridge_inputs(self.paths), self.base.bridge_depth,
@@ -277,8 +272,6 @@ def open_composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: 
     whose links the prior and the learned rankers read (None: none); ``supplied``: what the
     collection supplies beyond documents, topics and qrels (the served system's route);
     ``registry``: the systems by name (default: configs/systems.yaml's)."""
-    from countercase.datasets.citations import read_citations
-
     links = None if citations is None else lambda: read_citations(citations).links
     return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
                     searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,

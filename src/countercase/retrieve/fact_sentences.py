@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 
+from countercase.factsheet.rules import (evidence_mentions, find_ages, find_amounts, find_durations,
+                                         find_sections_cited)
+
 MODES = ("none", "facts", "facts_boost")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9(\"'])")
 
@@ -27,9 +30,6 @@ def sentences(text: str) -> list[str]:
 
 
 def bears_a_fact(sentence: str) -> bool:
-    from countercase.factsheet.rules import (evidence_mentions, find_ages, find_amounts,
-                                             find_durations, find_sections_cited)
-
     ages = find_ages(sentence)
     return bool(ages or find_amounts(sentence) or find_durations(sentence, ages)
                 or find_sections_cited(sentence) or evidence_mentions(sentence))

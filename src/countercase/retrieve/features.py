@@ -33,6 +33,10 @@ from countercase.datasets.limits import Limit
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import FactSheet, validate_sheet
 from countercase.factsheet.values import sheet_values
+from countercase.index.bm25 import Bm25Searcher
+from countercase.index.dense import DenseIndex, read_meta
+from countercase.index.encoders import embed, load_encoder
+from countercase.index.facts import FactSearcher
 from countercase.index.query_terms import EmptyQueryError
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.filters import lucene_filter
@@ -271,11 +275,6 @@ class FeatureSource:
         ``b``: whole-judgment BM25's (the tune stage's choice). Without ``sheets`` (a collection
         that supplies none) the fact-sheet and holding groups are unknown (NaN), and so are the
         years where ``paths`` has no metadata."""
-        from countercase.index.bm25 import Bm25Searcher
-        from countercase.index.dense import DenseIndex, read_meta
-        from countercase.index.encoders import load_encoder
-        from countercase.index.facts import FactSearcher
-
         pool_sources(sources)  # before anything is opened
         needed = [(paths.index_dir / "precedents_chunks", "BM25 index (stage index)")]
         if sheets is not None:
@@ -329,8 +328,6 @@ class FeatureSource:
     def cosines(self, text: str) -> np.ndarray:
         """The highest cosine of ``text``'s embedding with each judgment's chunks, in
         :attr:`doc_ids`' order."""
-        from countercase.index.encoders import embed
-
         vector = embed(self.encoder, [text], show_progress=False, precision=self.precision)[0]
         best = np.full(len(self.doc_ids), -np.inf, dtype=np.float32)
         np.maximum.at(best, self._doc_row, self.dense.matrix @ vector)

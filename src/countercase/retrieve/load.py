@@ -12,6 +12,7 @@ with a warning, so BM25 alone still answers.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,13 @@ import pandas as pd
 from countercase import layout
 from countercase.config import RetrieveParams
 from countercase.errors import CountercaseError
+from countercase.index.bm25 import Bm25Searcher
+from countercase.index.dense import DenseIndex, read_meta
+from countercase.index.encoders import load_encoder
+from countercase.index.facts import FactSearcher
 from countercase.retrieve.pipeline import Retriever
+from countercase.retrieve.rerank import load_reranker
+from countercase.retrieve.statute_bridge import StatuteBridge, StatuteSearch
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +74,6 @@ def configured_reranker(params: RetrieveParams, wanted: bool | None = None):
     without it the first stage still answers."""
     if not (params.use_rerank if wanted is None else wanted):
         return None
-    from countercase.retrieve.rerank import load_reranker
-
     try:
         return load_reranker(params.rerank_model, params.rerank_backend)
     except FileNotFoundError as error:
@@ -84,8 +89,6 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
     experiment's conditions; never a latency benchmark)."""
     if task not in layout.TASKS:
         raise ValueError(f"unknown task {task!r}: use one of {', '.join(layout.TASKS)}")
-    from countercase.index.bm25 import Bm25Searcher
-
     chunks = load_chunk_table(task, paths)
     if reranker is None:
         reranker = configured_reranker(params)
@@ -98,8 +101,6 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
     precision = "float32"
     dense_dir = paths.dense_dir / task
     if params.use_dense:
-        from countercase.index.dense import DenseIndex, read_meta
-
         meta = read_meta(dense_dir)
         if meta is None:
             if not params.use_bm25:
@@ -107,8 +108,6 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
             log.warning("no embeddings in %s (stage `embed`): searching with BM25 only", dense_dir)
             params = params.model_copy(update={"use_dense": False, "use_mmr": False})
         else:
-            from countercase.index.encoders import load_encoder
-
             dense = DenseIndex.load(dense_dir)
             precision = meta.get("precision", "float32")
             encoder = load_encoder(meta["encoder"], precision=precision,
@@ -116,8 +115,6 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
                                    int8_model=meta.get("int8_model"))
     fact_searcher = None
     if task == "precedents" and (params.fact_weight > 0 or facts):
-        from countercase.index.facts import FactSearcher
-
         _need(paths.fact_index, "fact index (stage `index_facts`)")
         fact_searcher = FactSearcher(paths.fact_index)
     return Retriever(chunks, params, bm25=bm25, dense=dense, encoder=encoder, reranker=reranker,
@@ -133,8 +130,6 @@ def open_statute_search(params: RetrieveParams, paths: IndexPaths = IndexPaths()
 
 def bridge_inputs(paths: IndexPaths) -> tuple[dict[str, list[str]], dict[str, frozenset[str]]]:
     """What the statute bridge reads: statute -> section ids, judgment -> the sections it cites."""
-    import json
-
     mapping_path = paths.index_dir / layout.STATUTE_SECTIONS.name
     _need(mapping_path, "statute-to-section map (stage `index`)")
     _need(paths.metadata, "judgment metadata (stage `extract`)")
@@ -146,8 +141,6 @@ def bridge_inputs(paths: IndexPaths) -> tuple[dict[str, list[str]], dict[str, fr
 
 def statute_search(statutes: Retriever, precedents: Retriever | None, params: RetrieveParams,
                    paths: IndexPaths):
-    from countercase.retrieve.statute_bridge import StatuteBridge, StatuteSearch
-
     if not params.statute_bridge or precedents is None:
         return StatuteSearch(statutes)
     bridge = StatuteBridge(*bridge_inputs(paths), params.bridge_depth, params.bridge_rank_offset)

@@ -24,11 +24,13 @@ import pandas as pd
 
 from countercase.config import RetrieveParams
 from countercase.errors import CountercaseError
+from countercase.factsheet.rules import extract_rules
+from countercase.index.encoders import embed
 from countercase.index.query_terms import EmptyQueryError
+from countercase.retrieve.fact_sentences import reduce_query
 from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.fusion import fuse_with_facts, reciprocal_rank_fusion
 from countercase.retrieve.mmr import mmr
-from countercase.retrieve.fact_sentences import reduce_query
 from countercase.retrieve.rerank import blend, rerank
 
 log = logging.getLogger(__name__)
@@ -177,8 +179,6 @@ class Retriever:
                          precision=self.precision, facts=self.facts)
 
     def _query_vector(self, query: str) -> np.ndarray:
-        from countercase.index.encoders import embed
-
         return self._table.vector(query, lambda text: embed(
             self.encoder, [text], show_progress=False, precision=self.precision)[0])
 
@@ -339,8 +339,6 @@ class Retriever:
         search's indexed filter over the chunk rows (None: no indexed filter)."""
         def search(sheet=sheet):
             if sheet is None:
-                from countercase.factsheet.rules import extract_rules
-
                 sheet = extract_rules(query, "query", "query")
             return self.facts.search(sheet, self.params.fact_depth,
                                      exclude=filters.exclude_doc_ids, year_to=filters.year_to)

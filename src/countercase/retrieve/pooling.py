@@ -14,8 +14,9 @@ import pandas as pd
 from tqdm import tqdm
 
 from countercase.datasets.limits import limit_of
-from countercase.retrieve.runs import Run, ranked
+from countercase.index.bm25 import Bm25Searcher
 from countercase.retrieve.filters import lucene_filter
+from countercase.retrieve.runs import Run, ranked
 
 POOLS = ("max", "sum2", "sum3", "mean3", "first")
 
@@ -62,8 +63,6 @@ class ChunkSearches:
         missing = {qid: text for qid, text in topics.items()
                    if (qid, text, limit_of(topics, qid)) not in kept}
         if missing:
-            from countercase.index.bm25 import Bm25Searcher
-
             with Bm25Searcher(self.index, k1=k1, b=b) as searcher:
                 for qid, text in tqdm(missing.items(), desc=label, unit="query"):
                     limit = limit_of(topics, qid)

@@ -32,8 +32,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from countercase.runtime.device import resolve
 from countercase.errors import CountercaseError
+from countercase.runtime.device import resolve
+from countercase.runtime.models import MINILM, encoder_dir
 
 Passage = tuple[str, str]  # (chunk_id, text)
 FP32 = "model.onnx"  # the train_reranker stage's ONNX export
@@ -208,8 +209,6 @@ def untrained_minilm_cross_encoder(out_dir: str | Path, seed: int = 0) -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from sentence_transformers import CrossEncoder
-
-    from countercase.runtime.models import MINILM, encoder_dir
 
     torch.manual_seed(seed)
     model = CrossEncoder(str(encoder_dir(MINILM)), num_labels=1, device="cpu")

@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from countercase.retrieve.fusion import reciprocal_rank_fusion
+from countercase.retrieve.pipeline import Hit, RetrievalResult
 from countercase.retrieve.runs import Run, System
+
 
 @dataclass
 class StatuteBridge:
@@ -83,8 +85,6 @@ class StatuteSearch:
         self._first_chunk = table.drop_duplicates("doc_id").set_index("doc_id")["chunk_id"]
 
     def search(self, query: str, filters=None, k: int | None = None, exclude: Iterable[str] = ()):
-        from countercase.retrieve.pipeline import Hit, RetrievalResult
-
         k = k or self.statutes.params.k
         direct = self.statutes.search(query, None, k=len(self._first_chunk))
         if self.bridge is None or self.precedents is None:

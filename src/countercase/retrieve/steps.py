@@ -21,6 +21,9 @@ from tqdm import tqdm
 
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import Limit, limit_of
+from countercase.factsheet.rules import extract_rules
+from countercase.index.bm25 import Bm25Searcher
+from countercase.index.facts import FactSearcher
 from countercase.retrieve.filters import SearchFilter, lucene_filter
 from countercase.retrieve.fusion import reciprocal_rank_fusion
 from countercase.retrieve.runs import Run, System, ranked
@@ -45,8 +48,6 @@ def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs", k1: floa
                      b: float = 0.4):
     """BM25 (``k1``, ``b``) over whole documents (``index``: a document-level Lucene index)."""
     def rank(topics: Mapping[str, str]) -> Run:
-        from countercase.index.bm25 import Bm25Searcher
-
         with Bm25Searcher(index, k1=k1, b=b) as searcher:
             return {qid: searcher.search(text, depth, lucene_filter(limit_of(topics, qid)))
                     for qid, text in tqdm(topics.items(), desc=label, unit="query")}
@@ -56,9 +57,6 @@ def bm25_docs_system(index: Path, depth: int, label: str = "bm25_docs", k1: floa
 def fact_system(index: Path, depth: int, label: str = "fact_channel"):
     """The fact channel alone: each topic's rule fact sheet against the judgments' sheets."""
     def rank(topics: Mapping[str, str]) -> Run:
-        from countercase.factsheet.rules import extract_rules
-        from countercase.index.facts import FactSearcher
-
         searcher = FactSearcher(index)
         try:
             found = {}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from countercase import layout
 from countercase.config import ConfigError, Params
+from countercase.datasets.citations import read_citations
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer
 from countercase.retrieve.load import IndexPaths
@@ -46,8 +47,6 @@ def tree_ranker(params: Params, paths: IndexPaths, pipeline: Retriever,
     if system(name).level != "ltr":
         raise ConfigError(f"perturb.learned {name!r} is no learned system "
                           f"(level {system(name).level})")
-    from countercase.datasets.citations import read_citations
-
     choices = Choices({file: root / path for file, path in Choices().files.items()})
     composer = Composer("precedents", paths, params.retrieve, params.evaluate.depth,
                         params.evaluate.chunk_depth, choices,

@@ -23,6 +23,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from countercase.runtime.models import MINILM, encoder_dir, offline
+
 log = logging.getLogger(__name__)
 
 
@@ -89,8 +91,6 @@ def run_steps(way: str, threads: int, steps: int) -> dict:
     """A ``train_ner`` step (:data:`_STEP`) done one of the :data:`WAYS`, in a fresh
     interpreter: the seconds of the timed steps and the loss of every step (an untimed first
     one included)."""
-    from countercase.runtime.models import MINILM, encoder_dir, offline
-
     offline()
     code = _STEP.format(threads=threads, bf16=WAYS[way], steps=steps,
                         backbone=str(encoder_dir(MINILM)))

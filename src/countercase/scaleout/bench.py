@@ -38,6 +38,11 @@ import pandas as pd
 
 from countercase import layout
 from countercase.config import load_params
+from countercase.datasets import aila
+from countercase.index.dense import read_meta
+from countercase.index.encoders import embed, load_encoder
+from countercase.scaleout.dataflow import embed_shards, embed_task, merge_embeddings, run_dataflow
+from countercase.scaleout.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +55,6 @@ MIN_RECALL = 0.99
 def dataflow_speed(documents: Path, pdfs: list[Path], chunks: Path, embed_chunks: int,
                    workers: int, work: Path) -> dict[str, Any]:
     """Throughput of each phase of the dataflow on ``workers`` Dask workers."""
-    from countercase.scaleout.dataflow import run_dataflow
-
     params = load_params()
     settings = params.scaleout.model_copy(update={"engine": "dask", "workers": workers,
                                                   "shard_chunks": 8 * params.index.batch_size})
@@ -77,9 +80,6 @@ def dataflow_speed(documents: Path, pdfs: list[Path], chunks: Path, embed_chunks
     subset = work / "subset"
     (subset / "extract").mkdir(parents=True, exist_ok=True)
     pd.read_parquet(chunks).head(embed_chunks).to_parquet(subset / "extract" / "chunks.parquet")
-    from countercase.scaleout.dataflow import embed_shards, embed_task, merge_embeddings
-    from countercase.scaleout.engine import Engine
-
     with Engine("dask", workers) as engine:
         begun = time.perf_counter()
         pieces = embed_shards(subset / "extract" / "chunks.parquet", subset, settings,
@@ -119,9 +119,6 @@ def index_choice(dense_dir: Path, queries: list[str], k: int = 100) -> dict[str,
     """Exact, IVF and HNSW search on the stored embeddings: recall@k against exact, median
     latency a query on one thread, memory of the vectors and of the index structure."""
     import faiss
-
-    from countercase.index.dense import read_meta
-    from countercase.index.encoders import embed, load_encoder
 
     faiss.omp_set_num_threads(1)
     meta = read_meta(dense_dir)
@@ -222,8 +219,6 @@ def main(argv: list[str] | None = None) -> None:
                                            args.embed_chunks, workers, Path(tmp) / str(workers))
             log.info("%d worker(s): %s", workers, runs[workers])
             shutil.rmtree(Path(tmp) / str(workers), ignore_errors=True)
-    from countercase.datasets import aila
-
     queries = list(aila.queries(layout.AILA).values())
     choice = index_choice(layout.DENSE / "precedents", queries)
     chunks = pd.read_parquet(layout.CHUNKS, columns=["doc_id"])

@@ -38,11 +38,19 @@ import numpy as np
 import pandas as pd
 
 from countercase.config import ExtractParams, IndexParams, IngestParams, ScaleoutParams
+from countercase.extract.chunking import load_tokenizer
 from countercase.extract.run import Extracted, extract_document, write_extract
+from countercase.extract.sc_records import load_sc_index
 from countercase.extract.segment import Segment
-from countercase.index.run import task_precision
+from countercase.factsheet.rules import extract_rules
+from countercase.index.bm25 import build_bm25_index
+from countercase.index.dense import store_embeddings
+from countercase.index.encoders import embed, load_encoder
+from countercase.index.run import chunk_records, task_precision
 from countercase.ingest.document import Document
+from countercase.ingest.pdf import read_pdfs
 from countercase.ingest.run import line_spans, read_documents
+from countercase.ingest.workers import PdfJob
 from countercase.scaleout.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -79,22 +87,16 @@ class EmbedShard:
 
 @lru_cache(maxsize=4)
 def _tokenizer(name: str):
-    from countercase.extract.chunking import load_tokenizer
-
     return load_tokenizer(name)
 
 
 @lru_cache(maxsize=4)
 def _sc_index(directory: str | None):
-    from countercase.extract.sc_records import load_sc_index
-
     return load_sc_index(directory) if directory else None
 
 
 @lru_cache(maxsize=2)
 def _encoder(name: str, precision: str, threads: int, max_seq_length: int | None):
-    from countercase.index.encoders import load_encoder
-
     return load_encoder(name, precision=precision, threads=threads,
                         max_seq_length=max_seq_length)
 
@@ -109,9 +111,6 @@ def _documents(shard: JudgmentShard) -> tuple[list[Document], list[dict], int]:
     """The shard's judgments, the PDFs that could not be read, and the pages read."""
     if shard.documents is not None:
         return list(read_documents(shard.documents, shard.span)), [], 0
-    from countercase.ingest.pdf import read_pdfs
-    from countercase.ingest.workers import PdfJob
-
     jobs = (PdfJob(Path(p), p, Path(p).stem) for p in shard.pdfs)
     docs, failures = [], []
     for _, item in read_pdfs(jobs, shard.ingest):
@@ -124,8 +123,6 @@ def _documents(shard: JudgmentShard) -> tuple[list[Document], list[dict], int]:
 
 def judgment_task(shard: JudgmentShard) -> dict[str, Any]:
     """Phase 1 on one shard (runs on a worker): its files under ``shard.out``."""
-    from countercase.factsheet.rules import extract_rules
-
     started = time.perf_counter()
     _threads(shard.threads)
     docs, failures, pages = _documents(shard)
@@ -166,8 +163,6 @@ def judgment_task(shard: JudgmentShard) -> dict[str, Any]:
 
 def embed_task(shard: EmbedShard) -> dict[str, Any]:
     """Phase 2 on one range of chunks (runs on a worker): ``shard.out``, a ``.npy``."""
-    from countercase.index.encoders import embed
-
     started = time.perf_counter()
     _threads(shard.threads)
     texts = pd.read_parquet(shard.chunks, columns=["text"])["text"].iloc[shard.start:shard.stop]
@@ -260,8 +255,6 @@ def embed_shards(chunks: Path, out: Path, params: ScaleoutParams,
 
 def merge_embeddings(shards: list[EmbedShard], chunks: Path, out: Path, index: IndexParams,
                      seconds: float) -> None:
-    from countercase.index.dense import store_embeddings
-
     table = pd.read_parquet(chunks, columns=["chunk_id", "text"])
     matrix = np.concatenate([np.load(s.out) for s in shards]) if shards else np.zeros((0, 0))
     store_embeddings(out, table["chunk_id"].tolist(), table["text"].tolist(), matrix,
@@ -303,9 +296,6 @@ def run_dataflow(out: Path, params: ScaleoutParams, extract: ExtractParams,
             timing.update(embed_seconds=round(seconds, 2), embed_shards=len(pieces),
                           passages_per_second=round(summary["n_chunks"] / seconds, 2))
     if bm25:
-        from countercase.index.bm25 import build_bm25_index
-        from countercase.index.run import chunk_records
-
         started = time.perf_counter()
         build_bm25_index(chunk_records(pd.read_parquet(chunks)), out / "index" /
                          "precedents_chunks", threads=index.threads)

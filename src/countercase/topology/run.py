@@ -17,11 +17,14 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from countercase.explain.run import read_tree, tree_paths
+from countercase.perturb.cases import cited_precedents
 from countercase.perturb.tree import TreeModel
 
 # judges on a bench of each type (a Constitution bench has at least five); Unknown is left out
@@ -153,12 +156,7 @@ def topology(trees: list[TreeModel], indegree: dict[str, int], metadata: dict[st
 def run_topology(trees_dir, groups, metadata_path, seed: int) -> dict[str, Any]:
     """The ``topology`` stage over every tree of the ``perturb`` stage (AILA queries and corpus
     cases)."""
-    from pathlib import Path
-
     import pandas as pd
-
-    from countercase.explain.run import read_tree, tree_paths
-    from countercase.perturb.cases import cited_precedents
 
     paths = tree_paths(Path(trees_dir))
     indegree: dict[str, int] = defaultdict(int)
