@@ -135,7 +135,7 @@ def indexed_corpus(tmp_path_factory, raw_dir, pdf_dir, aila_files):
     from countercase.ingest.pdf import PdfDirectorySource
     from countercase.ingest.run import run_ingest
     from countercase.ingest.text import TextSource
-    from countercase.retrieve.load import IndexPaths
+    from countercase.layout import IndexPaths
 
     root = tmp_path_factory.mktemp("corpus")
     (root / "txt").mkdir()

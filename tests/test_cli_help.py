@@ -5,6 +5,7 @@ names the frozen preregistrations give still run, hidden."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 
 def _panels(text: str) -> list[tuple[str, list[str]]]:
@@ -85,3 +86,42 @@ def test_the_help_reads_the_source_and_imports_no_command_module():
     assert set(loaded) == set(index()) == registered
     for name, entry in index().items():
         assert (loaded[name].help or "") == entry.help and loaded[name].hidden == entry.hidden, name
+
+
+def test_an_option_group_is_declared_once_and_two_groups_share_an_option(tmp_path):
+    """cli.base.option_group: the inputs several commands read become their options once; a
+    command reading two groups gets one --metadata, handed to both; a missing case file is
+    named."""
+    import typer
+    from typer.testing import CliRunner
+
+    from countercase.cli.base import CaseFiles, UserError, case_files, index_paths
+    from countercase.layout import IndexPaths
+
+    app, seen = typer.Typer(), {}
+
+    @app.command()
+    @index_paths
+    @case_files
+    def both(paths: IndexPaths, files: CaseFiles, k: int = 1) -> None:
+        seen.update(paths=paths, files=files, k=k)
+
+    @app.command()
+    def other() -> None:
+        pass
+
+    given = {name: tmp_path / name for name in ("edges", "documents", "sheets", "groups", "gold",
+                                                "metadata")}
+    for path in given.values():
+        path.touch()
+    words = [w for name, path in given.items() for w in (f"--{name}", str(path))]
+    result = CliRunner().invoke(app, ["both", *words, "--index-dir", "ix", "--k", "3"])
+    assert result.exit_code == 0, result.output
+    assert seen["paths"] == IndexPaths(index_dir=Path("ix"), metadata=given["metadata"])
+    assert seen["files"] == CaseFiles(**given) and seen["k"] == 3
+    help_text = CliRunner().invoke(app, ["both", "--help"]).output
+    assert help_text.count("--metadata") == 1 and "--fact-index" in help_text
+    given["gold"].unlink()
+    result = CliRunner().invoke(app, ["both", *words])
+    assert isinstance(result.exception, UserError) and "gold dispositive facts" in str(
+        result.exception)

@@ -125,7 +125,7 @@ def test_v3_refuses_a_draft_preregistration(tmp_path: Path):
     from countercase.config import Params
     from countercase.confirm.prereg import PreregistrationError
     from countercase.confirm.v3 import Inputs, run_validity_v3
-    from countercase.retrieve.load import IndexPaths
+    from countercase.layout import IndexPaths
 
     prereg = tmp_path / "v3.md"
     prereg.write_text("---\nstatus: draft\n---\n# v3\n", encoding="utf-8")

@@ -14,7 +14,8 @@ import yaml
 from countercase.config import ExtractParams, IndexParams, RetrieveParams
 from countercase.index.dense import read_meta
 from countercase.index.run import STATUTE_CHUNKS, STATUTE_SECTIONS, run_embed
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.layout import IndexPaths
+from countercase.retrieve.load import open_retriever
 
 from conftest import INDEXED_JUDGMENTS as JUDGMENTS, INDEXED_PDF as PDF, ROOT
 from conftest import INDEXED_STATUTES as STATUTES

@@ -160,7 +160,7 @@ def test_the_opt_in_evaluation_tests_against_the_default_runs_without_ranking_th
     from countercase.evaluate.run import evaluate_dataset
     from countercase.retrieve.runs import write_trec_run
     from countercase.retrieve.steps import bm25_docs_system
-    from countercase.retrieve.load import IndexPaths
+    from countercase.layout import IndexPaths
 
     dataset = load("aila2019/task2/test", ROOT / "data/raw/aila2019")
     stored = tmp_path / "default" / dataset.collection

@@ -36,12 +36,13 @@ from countercase.factsheet.schema import FactSheet, validate_sheet
 from countercase.factsheet.show import SheetNotFoundError, case_text, find_sheet, sheet_rows
 from countercase.holdings.case_targets import Inputs
 from countercase.holdings.targets import Settings
+from countercase.layout import IndexPaths
 from countercase.ner.confidence import sheet_confidence
 from countercase.perturb.cases import QueryCase, window
 from countercase.perturb.query import structured_query
 from countercase.perturb.run import retriever_search
 from countercase.perturb.tree import PerturbationTree, TreeError
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.registry import tree_params
 from countercase.retrieve.trees import searching, tree_ranker
 

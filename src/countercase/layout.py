@@ -7,6 +7,7 @@ names the same paths, stage by stage (:data:`STAGE_OUTPUTS`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 # raw data, embedded in the project (immutable; data/README.md)
@@ -111,6 +112,22 @@ VALIDITY_ROWS = TREES / "validity.csv"  # the validity experiment, one row per e
 LLM_CHECK = PROCESSED / "llm_check"
 EXPLANATIONS = PROCESSED / "explanations"  # every tree with its explanations, JSON and Markdown
 NOTEBOOKS = PROCESSED / "notebooks"  # the notebooks executed on the pipeline's outputs
+
+
+@dataclass(frozen=True)
+class IndexPaths:
+    """Where the stages put what retrieval reads; a user's own collection names its own."""
+
+    index_dir: Path = INDEX
+    dense_dir: Path = DENSE
+    chunks: Path = CHUNKS
+    metadata: Path = METADATA
+    fact_index: Path = FACT_INDEX
+    holdings: Path = HOLDING_PROFILES  # the applicability features' profiles
+
+    def chunk_table(self, task: str) -> Path:
+        return self.chunks if task == "precedents" else self.index_dir / STATUTE_CHUNKS.name
+
 
 # metrics (reproducible numbers) and timings (wall clock, kept apart)
 METRICS = Path("metrics")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import logging
 import os
@@ -9,8 +11,9 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -29,7 +32,7 @@ PARAMS_OPTION = typer.Option(Path("params.yaml"), "--params", help="Parameters f
 TIMING_OPTION = typer.Option(None, help="Write wall-clock timings here (JSON).")
 LIVE_OPTION = typer.Option(False, "--live", help="Ask the local LLM every prompt again instead "
                            "of replaying its recorded answers (params.yaml llm.mode: live).")
-# Where the stages put what retrieval reads (countercase.retrieve.load.IndexPaths).
+# Where the stages put what retrieval reads (countercase.layout.IndexPaths).
 INDEX_DIR_OPTION = typer.Option(layout.INDEX, help="Output of the index stage.")
 DENSE_DIR_OPTION = typer.Option(layout.DENSE, help="Output of the embed stage.")
 CHUNKS_OPTION = typer.Option(layout.CHUNKS)
@@ -53,6 +56,69 @@ PROFILES_OPTION = typer.Option(
 GROUPS_OPTION = typer.Option(layout.RERANKER_GROUPS,
                              help="Resolved citations (stage train_reranker).")
 GOLD_OPTION = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts.")
+
+
+def option_group(build: type, options: dict[str, Any]):
+    """A decorator: ``options`` (name -> typer option) become the command's options, save those
+    it declares itself, and the command's parameter annotated ``build`` receives
+    ``build(**their values)``. The inputs several commands read are so declared once."""
+    def decorate(command):
+        signature = inspect.signature(command)
+        argument = next(p.name for p in signature.parameters.values()
+                        if p.annotation in (build, build.__name__))
+        own = [p for p in signature.parameters.values() if p.name != argument]
+        taken = {p.name for p in own}
+        added = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=option,
+                                   annotation=Path)
+                 for name, option in options.items() if name not in taken]
+        last = len(own) - (own and own[-1].name == "params_path")  # --params stays last
+        parameters = own[:last] + added + own[last:]
+
+        @functools.wraps(command)
+        def run(**values):
+            group = build(**{name: values[name] for name in options})
+            for name in options:
+                if name not in taken:
+                    del values[name]
+            return command(**values, **{argument: group})
+        run.__signature__ = signature.replace(parameters=parameters)
+        run.__annotations__ = {p.name: p.annotation for p in parameters}
+        return run
+    return decorate
+
+
+# what retrieval reads, handed to the command's IndexPaths parameter
+index_paths = option_group(layout.IndexPaths, {
+    "index_dir": INDEX_DIR_OPTION, "dense_dir": DENSE_DIR_OPTION, "chunks": CHUNKS_OPTION,
+    "metadata": METADATA_OPTION, "fact_index": FACT_INDEX_OPTION})
+
+
+@dataclass(frozen=True)
+class CaseFiles:
+    """What the corpus query cases are read from (countercase.perturb.cases), each required."""
+
+    edges: Path
+    documents: Path
+    sheets: Path
+    metadata: Path
+    groups: Path
+    gold: Path
+
+    def __post_init__(self) -> None:
+        for path, what in ((self.edges, "section adjacency map (stage `adjacency`)"),
+                           (self.documents, "documents file"),
+                           (self.sheets, "fact sheets (stage `factsheets`)"),
+                           (self.groups, "citation groups (stage `train_reranker`)"),
+                           (self.gold, "gold dispositive facts")):
+            require(path, what)
+
+
+# the corpus query cases' inputs, handed to the command's CaseFiles parameter (perturb,
+# llm-check, validity-v2 and the lab's samples)
+case_files = option_group(CaseFiles, {
+    "edges": EDGES_OPTION, "documents": CASE_DOCUMENTS_OPTION,
+    "sheets": CASE_SHEETS_OPTION, "metadata": METADATA_OPTION, "groups": GROUPS_OPTION,
+    "gold": GOLD_OPTION})
 # where the traceback of a bug goes (the one line on the terminal names it)
 CRASH_LOG = Path(".cache/countercase/last-error.log")
 

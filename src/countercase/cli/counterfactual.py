@@ -13,12 +13,10 @@ import pandas as pd
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
-                                  CITATIONS_OPTION, DENSE_DIR_OPTION, EDGES_OPTION,
-                                  FACT_INDEX_OPTION, GOLD_OPTION, GROUPS_OPTION, INDEX_DIR_OPTION,
-                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, PROFILES_OPTION,
-                                  TIMING_OPTION, UserError, app, read_json, require, writable,
-                                  write_json)
+from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
+                                  EDGES_OPTION, LIVE_OPTION, PARAMS_OPTION, PROFILES_OPTION,
+                                  TIMING_OPTION, CaseFiles, UserError, app, case_files, index_paths,
+                                  read_json, require, writable, write_json)
 from countercase.cli.explain import tree_explainer
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
@@ -26,12 +24,13 @@ from countercase.explain.markdown import tree_markdown
 from countercase.factsheet.llm import LlmUnavailableError, open_recording
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import validate_sheet
+from countercase.layout import IndexPaths
 from countercase.perturb.cases import ValidityInputs, load_cases
 from countercase.perturb.llm_check import run_llm_check
 from countercase.perturb.run import retriever_search
 from countercase.perturb.stage import PerturbInputs, run_stage
 from countercase.perturb.tree import PerturbationTree
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.registry import tree_params
 from countercase.retrieve.trees import searching, tree_ranker
 
@@ -41,38 +40,25 @@ log = logging.getLogger("countercase")
 MAX_DEPTH, MAX_BRANCHING = 6, 20
 
 
-def _require_case_inputs(edges: Path, documents: Path, sheets: Path, groups: Path,
-                         gold: Path) -> None:
-    for path, what in ((edges, "section adjacency map (stage `adjacency`)"),
-                       (documents, "documents file"), (sheets, "fact sheets (stage `factsheets`)"),
-                       (groups, "citation groups (stage `train_reranker`)"),
-                       (gold, "gold dispositive facts")):
-        require(path, what)
+def validity_inputs(cases: CaseFiles) -> ValidityInputs:
+    return ValidityInputs(cases.documents, cases.sheets, cases.metadata, cases.groups, cases.gold)
 
 
-def case_sets(params, edges: Path, documents: Path, sheets: Path, metadata: Path,
-               groups: Path, gold: Path, fresh: int = 0):
-    """The corpus query cases of the audit's and the calibration's samples (inputs checked)."""
-    _require_case_inputs(edges, documents, sheets, groups, gold)
-    return load_cases(params, ValidityInputs(documents, sheets, metadata, groups, gold), fresh)
+def case_sets(params, cases: CaseFiles, fresh: int = 0):
+    """The corpus query cases of the audit's and the calibration's samples."""
+    return load_cases(params, validity_inputs(cases), fresh)
 
 
 @app.command()
+@index_paths
+@case_files
 def perturb(
+    paths: IndexPaths,
+    cases: CaseFiles,
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
-    edges: Path = EDGES_OPTION,
     out: Path = typer.Option(layout.TREES),
     metrics: Optional[Path] = typer.Option(None, help="Write the summary here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    fact_index: Path = FACT_INDEX_OPTION,
-    documents: Path = CASE_DOCUMENTS_OPTION,
-    sheets: Path = CASE_SHEETS_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = GOLD_OPTION,
     choice: Path = typer.Option(layout.TREES_CHOICE,
                                 help="Where the trees' fact weight and its rule go."),
     confirmatory: Optional[Path] = typer.Option(
@@ -92,14 +78,13 @@ def perturb(
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
     query (depth, branching from params.yaml; the fact channel at the weight chosen on the
     tuning cases)."""
-    _require_case_inputs(edges, documents, sheets, groups, gold)
     require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
     require(holdings, "the holding profiles' metrics (stage holdings)")
     # it writes the trees' choice, so adopts only the others
     params = searching(load_params(params_path, adopt=("tuning", "reranker", "ltr")), system)
     report = run_stage(params, PerturbInputs(
-        queries, edges, out, IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index),
-        documents, sheets, metadata, groups, gold, choice, confirmatory, directional, holdings))
+        queries, cases.edges, out, paths, cases.documents, cases.sheets, cases.metadata,
+        cases.groups, cases.gold, choice, confirmatory, directional, holdings))
     if metrics:
         write_json(metrics, report["summary"])
     if timing:
@@ -107,13 +92,9 @@ def perturb(
 
 
 @app.command("llm-check")
+@case_files
 def llm_check(
-    edges: Path = EDGES_OPTION,
-    documents: Path = CASE_DOCUMENTS_OPTION,
-    sheets: Path = CASE_SHEETS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = GOLD_OPTION,
+    cases: CaseFiles,
     validity: Path = typer.Option(layout.VALIDITY_ROWS, help="The validity rows (stage perturb)."),
     labels: Path = typer.Option(layout.PERTURBATION_LABELS, help="Hand labels of the sample."),
     calibration: Path = typer.Option(layout.LLM_CALIBRATION, help="The labelled candidates that "
@@ -129,7 +110,6 @@ def llm_check(
 ) -> None:
     """The LLM check on the root candidates of the corpus query cases: acceptance, whether it
     separates the perturbations that matter, agreement with the hand-labelled sample."""
-    _require_case_inputs(edges, documents, sheets, groups, gold)
     if not sample_only:
         require(validity, "validity rows (stage `perturb`)")
         require(labels, "hand labels of the sample")
@@ -138,9 +118,8 @@ def llm_check(
     try:
         with open_recording("llm_check", "live" if live else params.llm.mode,
                             recording) as answers:
-            report = run_llm_check(params, ValidityInputs(documents, sheets, metadata, groups,
-                                                          gold),
-                                   pd.read_parquet(edges), validity, labels, out, answers,
+            report = run_llm_check(params, validity_inputs(cases), pd.read_parquet(cases.edges),
+                                   validity, labels, out, answers,
                                    sample_only, calibration)
     except LlmUnavailableError as error:
         raise UserError(f"the LLM check asks prompts its recording {recording} lacks, and "
@@ -161,7 +140,9 @@ def llm_check(
 
 
 @app.command()
+@index_paths
 def tree(
+    paths: IndexPaths,
     query: Optional[str] = typer.Option(None, help="An AILA query id (AILA_Q12)."),
     text: Optional[str] = typer.Option(None, help="Case text to read the fact sheet from."),
     sheet: Optional[Path] = typer.Option(None, help="A fact sheet JSON (structured queries)."),
@@ -181,10 +162,7 @@ def tree(
     documents: Path = CASE_DOCUMENTS_OPTION,
     queries: Path = typer.Option(layout.AILA_QUERIES),
     edges: Path = EDGES_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """One perturbation tree, from a query id, raw text or a fact sheet, written as JSON."""
@@ -212,7 +190,6 @@ def tree(
     else:
         require(sheet, "fact sheet file")
         root = validate_sheet(read_json(sheet))
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     retriever = tree_ranker(params, paths, open_retriever("precedents", tree_params(params), paths))
     built = PerturbationTree(root, retriever_search(retriever), pd.read_parquet(edges),
                              params.perturb.k, text=text, prune_below=params.perturb.prune_below,

@@ -17,9 +17,8 @@ from rich.table import Table
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
-                                  DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
                                   PARAMS_OPTION, TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError,
-                                  app, require_folder, writable, write_json)
+                                  app, index_paths, require_folder, writable, write_json)
 from countercase.config import load_params
 from countercase.datasets import AILA_COLLECTIONS
 from countercase.datasets.limits import KINDS
@@ -27,9 +26,9 @@ from countercase.evaluate import verify as run
 from countercase.evaluate.leakage_audit import audit
 from countercase.evaluate.regressions import select
 from countercase.evaluate.run import EvaluateInputs, VariantSource, run_evaluate
+from countercase.layout import IndexPaths
 from countercase.report import stage_times
 from countercase.retrieve.choices import Choices
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
 
 log = logging.getLogger("countercase")
@@ -41,14 +40,12 @@ OPT_IN_OPTION = typer.Option(False, "--opt-in", help="The conditions of the opt-
 
 
 @app.command("leakage-audit")
+@index_paths
 def leakage_audit(
+    paths: IndexPaths,
     aila_dir: Path = AILA_OPTION,
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     metrics: Path = typer.Option(layout.metrics("leakage"), help="Write the audit here (JSON)."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -57,14 +54,16 @@ def leakage_audit(
     queries that have one (params.yaml leakage)."""
     writable(metrics, "metrics file")
     params = load_params(params_path)
-    report = audit(params, IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
+    report = audit(params, paths, aila_dir,
                    citations, Choices({"tuning": choice}))
     write_json(metrics, report)
     log.info("leakage audit: the drop at %s -> %s", params.leakage.headline, metrics)
 
 
 @app.command()
+@index_paths
 def evaluate(
+    paths: IndexPaths,
     collection: list[str] = typer.Option(
         [], help="aila2019-task1, aila2019-task2 and/or citations (the citation collection's "
                  "held-out half; default: all three)."),
@@ -87,10 +86,6 @@ def evaluate(
     summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     resume_dir: Optional[Path] = typer.Option(
         layout.EVALUATE_RESUME, help="Each condition's run is kept here as it is ranked; a run "
         "on the same inputs (files, parameters, code) reads them back. Cleared when done."),
@@ -119,7 +114,7 @@ def evaluate(
     unknown = [c for c in collection if c not in known]
     if unknown:
         raise UserError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(known)}")
-    inputs = EvaluateInputs(IndexPaths(index_dir, dense_dir, chunks, metadata), aila_dir,
+    inputs = EvaluateInputs(paths, aila_dir,
                             citations, choice, ft_choice, documents,
                             (docs, topics, qrels) if docs else None, trec_kind=kind)
     resume = (resume_dir, json.dumps([collection, system, opt_in, kind])) if resume_dir else None
@@ -147,7 +142,9 @@ def _systems(names: list[str], opt_in: bool = False) -> list:
 
 
 @app.command()
+@index_paths
 def regress(
+    paths: IndexPaths,
     refs: Optional[list[str]] = typer.Argument(None, help="collection/condition, or a condition of "
                                                  "every collection (default with --all: all)."),
     verify: bool = typer.Option(False, "--verify", help="Score again and fail on drift."),
@@ -167,10 +164,7 @@ def regress(
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     ft_choice: Path = FT_CHOICE_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Check the scores of the conditions against regressions/ (--verify), or record new
@@ -183,7 +177,6 @@ def regress(
     require_folder(runs, "runs folder (--runs: the evaluate stage's out)")
     writable(metrics, "metrics file")
     params = load_params(params_path)
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     variants = VariantSource(documents, chunks.parent, variants_dir) if documents.exists() else None
     choices = Choices({"tuning": choice, "tuning_ft": ft_choice})
     linked = citations if citations.is_dir() else None

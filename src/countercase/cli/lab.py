@@ -19,9 +19,8 @@ import pandas as pd
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, EDGES_OPTION,
-                                  GOLD_OPTION, GROUPS_OPTION, METADATA_OPTION, PARAMS_OPTION,
-                                  UserError, app, require, writable, write_json)
+from countercase.cli.base import (PARAMS_OPTION, CaseFiles, UserError, app, case_files, require,
+                                  writable, write_json)
 from countercase.cli.counterfactual import case_sets
 from countercase.config import load_params
 from countercase.factsheet.roles import sample_numbers
@@ -39,16 +38,12 @@ app.add_typer(lab, name="lab", rich_help_panel="Lab")
 
 
 @lab.command("audit-sample")
+@case_files
 def audit_sample(
+    files: CaseFiles,
     engine: str = typer.Option(..., help="Which engine the rules are: before or after."),
     per_type: int = typer.Option(40, min=1, help="Edges drawn per fact type (all if fewer)."),
     out: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
-    edges: Path = EDGES_OPTION,
-    documents: Path = CASE_DOCUMENTS_OPTION,
-    sheets: Path = CASE_SHEETS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = GOLD_OPTION,
     exclude_labelled: bool = typer.Option(False, help="Leave out edges (case, change) that an "
                                           "earlier engine's sample holds."),
     fresh: int = typer.Option(0, min=0, help="Draw from this many cases after the validity "
@@ -62,9 +57,9 @@ def audit_sample(
     if engine not in ENGINES:
         raise UserError(f"--engine {engine!r}: use one of {', '.join(ENGINES)}")
     params = load_params(params_path)
-    sets = case_sets(params, edges, documents, sheets, metadata, groups, gold, fresh)
+    sets = case_sets(params, files, fresh)
     cases = sets.fresh if fresh else sets.validity
-    pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, engine)
+    pool = root_pool(cases, pd.read_parquet(files.edges), params.perturb.per_type, engine)
     candidates = pool
     if exclude_labelled:
         # an earlier engine's sample, and the LLM check's calibration sample, which stays apart
@@ -88,23 +83,18 @@ def audit_sample(
 
 
 @lab.command("llm-calibration-sample")
+@case_files
 def llm_calibration_sample(
+    files: CaseFiles,
     out: Path = typer.Option(layout.LLM_CALIBRATION, help="Folder of the labelled candidates."),
     audit: Path = typer.Option(layout.LEGAL_AUDIT, help="The legal audit's samples (left out)."),
-    edges: Path = EDGES_OPTION,
-    documents: Path = CASE_DOCUMENTS_OPTION,
-    sheets: Path = CASE_SHEETS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = GOLD_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The LLM check's candidates to label (data/gold/llm_calibration.md): llm_check.calibration
     root candidates of the checked cases that no audit sample holds, by seed, in two halves."""
     params = load_params(params_path)
-    cases = case_sets(params, edges, documents, sheets, metadata, groups,
-                       gold).validity[:params.llm_check.cases]
-    pool = root_pool(cases, pd.read_parquet(edges), params.perturb.per_type, "calibration")
+    cases = case_sets(params, files).validity[:params.llm_check.cases]
+    pool = root_pool(cases, pd.read_parquet(files.edges), params.perturb.per_type, "calibration")
     sample = write_sample(pool, audit, out, params.llm_check.calibration, params.seed)
     log.info("%d of %d candidates drawn (%d in the tuning half) -> %s", len(sample), len(pool),
              sum(r["split"] == "tune" for r in sample), out)

@@ -19,10 +19,8 @@ import pandas as pd
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CASE_SHEETS_OPTION, CHUNKS_OPTION,
-                                  CITATIONS_OPTION, EDGES_OPTION, GOLD_OPTION, GROUPS_OPTION,
-                                  INDEX_DIR_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app,
-                                  require)
+from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, GROUPS_OPTION, PARAMS_OPTION,
+                                  CaseFiles, UserError, app, case_files, index_paths, require)
 from countercase.cli.counterfactual import case_sets
 from countercase.cli.lab import lab
 from countercase.config import load_params
@@ -30,9 +28,11 @@ from countercase.confirm.cases import confirmatory_cases
 from countercase.confirm.matching import Mass
 from countercase.confirm.pairs import case_pairs, successors
 from countercase.confirm.prereg import read_settings
+from countercase.confirm.run import Corpus, Inputs as V2Inputs
+from countercase.confirm.v3 import SETTINGS, Inputs as V3Inputs, eligible, feasibility, read_targets
 from countercase.datasets.citations import read_citations
 from countercase.index.bm25 import Bm25Searcher
-from countercase.retrieve.load import IndexPaths
+from countercase.layout import IndexPaths
 from countercase.runtime.digests import sha256_files
 
 log = logging.getLogger("countercase")
@@ -67,34 +67,29 @@ def validity_cases(
 
 
 @lab.command("validity-feasibility")
+@index_paths
+@case_files
 def validity_feasibility(
+    paths: IndexPaths,
+    files: CaseFiles,
     tolerance: list[float] = typer.Option([0.1, 0.25, 0.5], help="Tolerances to count at."),
     per_type: Optional[int] = typer.Option(None, min=1, help="Root edits per fact type "
                                            "(default: params.yaml perturb.per_type)."),
-    edges: Path = EDGES_OPTION,
-    documents: Path = CASE_DOCUMENTS_OPTION,
-    sheets: Path = CASE_SHEETS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    groups: Path = GROUPS_OPTION,
-    gold: Path = GOLD_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """How many operative edits of v1's validity cases (development cases) find a matched
     placebo at each tolerance, by fact type: texts and document frequencies only, never a
     ranking (docs/preregistration/validity_v2.md, section 10)."""
-    from countercase.confirm.run import Corpus, Inputs
     bad = [t for t in tolerance if not (math.isfinite(t) and t > 0)]
     if bad:
         raise UserError(f"--tolerance {bad[0]}: give a share of the edit's mass above 0")
     params = load_params(params_path)
-    sets = case_sets(params, edges, documents, sheets, metadata, groups, gold)
-    paths = IndexPaths(index_dir, layout.DENSE, layout.CHUNKS, metadata)
-    corpus = Corpus(Inputs(paths, documents=documents, sheets=sheets))
-    table = pd.read_parquet(edges)
+    sets = case_sets(params, files)
+    corpus = Corpus(V2Inputs(paths, documents=files.documents, sheets=files.sheets))
+    table = pd.read_parquet(files.edges)
     successor = successors(table)
     found = {}
-    with Bm25Searcher(index_dir / "precedents_chunks") as searcher:
+    with Bm25Searcher(paths.index_dir / "precedents_chunks") as searcher:
         mass = Mass(searcher.analyze, searcher.idf)
         for level in tolerance:
             counts: Counter = Counter()
@@ -112,30 +107,27 @@ def validity_feasibility(
 
 
 @lab.command("validity-v3-cases")
+@index_paths
 def validity_v3_cases(
+    paths: IndexPaths,
     targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
     citations: Path = CITATIONS_OPTION,
     part: str = typer.Option("heldout", help="The citation collection's part (tuning: a pilot)."),
     out: Optional[Path] = typer.Option(None, help="Write the list here (the preregistration's "
                                        "cases_file)."),
     prereg: Path = typer.Option(layout.VALIDITY_V3, help="Its settings (tolerance, per_type)."),
-    index_dir: Path = INDEX_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """v3's case list: every citation case of PART with an edit whose whole-graph targets are
     not empty, and how many yield a matched pair (texts and document frequencies, no ranking)."""
-    from countercase.confirm.v3 import SETTINGS, Inputs, eligible, feasibility, read_targets
     require(targets, "targets (stage `targets`)")
     ids = eligible(read_targets(targets), read_citations(citations).part, part)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("\n".join(ids) + "\n", encoding="utf-8")
-    inputs = Inputs(IndexPaths(index_dir, chunks=chunks, metadata=metadata), citations,
-                    targets=targets, prereg=prereg)
-    print(json.dumps(feasibility(ids, inputs, load_params(params_path), read_settings(prereg, SETTINGS)),
-                     indent=2))
+    inputs = V3Inputs(paths, citations, targets=targets, prereg=prereg)
+    settings = read_settings(prereg, SETTINGS)
+    print(json.dumps(feasibility(ids, inputs, load_params(params_path), settings), indent=2))
 
 
 # the names the frozen preregistrations give them

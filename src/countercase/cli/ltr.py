@@ -9,21 +9,22 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, TIMING_OPTION, app, require,
+from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, app, index_paths, require,
                                   require_folder, write_json)
 from countercase.config import load_params, write_choice
+from countercase.layout import IndexPaths
 from countercase.ltr.run import choice as chosen, run_train_ltr
 from countercase.ltr.serving import decide, read_rule
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import read_settings
-from countercase.retrieve.load import IndexPaths
 
 log = logging.getLogger("countercase")
 
 
 @app.command("train-ltr")
+@index_paths
 def train_ltr(
+    paths: IndexPaths,
     citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage "
                                    "citations): its tuning half's dev queries train."),
     sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
@@ -40,10 +41,6 @@ def train_ltr(
     aila_dir: Path = typer.Option(layout.AILA, help="AILA 2019 (its tuning queries)."),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Train the learned rankers by their rule on the dev queries, measure them out of fold,
@@ -55,7 +52,6 @@ def train_ltr(
         require(path, what)
     require_folder(fact_index, "fact index (stage index_facts)")
     params = load_params(params_path, adopt=("tuning", "reranker"))  # its own choice: none
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     serving = read_rule(serving_rule)
     report = run_train_ltr(params, paths, citations, sheets, documents, rule,
                            Choices({"tuning": choice}), out, serving, aila_dir)

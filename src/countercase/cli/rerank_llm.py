@@ -9,23 +9,24 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, DENSE_DIR_OPTION, INDEX_DIR_OPTION,
-                                  LIVE_OPTION, METADATA_OPTION, PARAMS_OPTION, UserError, app,
+from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, INDEX_DIR_OPTION, LIVE_OPTION,
+                                  METADATA_OPTION, PARAMS_OPTION, UserError, app, index_paths,
                                   require, write_json)
 from countercase.config import load_params
 from countercase.factsheet.llm import LlmUnavailableError, open_recording
 from countercase.factsheet.llm_replay import check
+from countercase.layout import IndexPaths
 from countercase.reranker.llm_run import run_rerank_llm
-from countercase.retrieve.load import IndexPaths
 
 log = logging.getLogger("countercase")
 
 
 @app.command("rerank-llm")
+@index_paths
 def rerank_llm(
+    paths: IndexPaths,
     aila_dir: Path = AILA_OPTION,
     index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
     metadata: Path = METADATA_OPTION,
     out: Path = typer.Option(layout.RERANK_LLM),
@@ -47,7 +48,7 @@ def rerank_llm(
         with open_recording("rerank_llm", "live" if live else params.llm.mode,
                             recording) as answers:
             found = run_rerank_llm(params, aila_dir,
-                                   IndexPaths(index_dir, dense_dir, chunks, metadata), out, answers)
+                                   paths, out, answers)
     except LlmUnavailableError as error:
         raise UserError(f"the LLM reranker asks pairs its recording {recording} lacks, and "
                         f"needs the local LLM for them (make llm): {error}") from None

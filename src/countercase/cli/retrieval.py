@@ -11,9 +11,8 @@ import pandas as pd
 import typer
 
 from countercase import layout
-from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
-                                  DENSE_DIR_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
-                                  PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
+from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
+                                  TIMING_OPTION, UserError, app, index_paths, require,
                                   require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import load
@@ -26,11 +25,11 @@ from countercase.factsheet.store import read_sheets
 from countercase.index.dense import read_meta
 from countercase.index.facts import build_fact_index, statute_chapters
 from countercase.index.run import run_embed, run_index
+from countercase.layout import IndexPaths
 from countercase.report import stage_times
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import open_composer, routed, why_not
 from countercase.retrieve.latency import PLAIN, run_latency
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
 from countercase.runtime.cpu import facts
 
@@ -130,14 +129,12 @@ def embed(
 
 
 @app.command()
+@index_paths
 def latency(
+    paths: IndexPaths,
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
     out: Path = typer.Option(layout.metrics("latency")),
     citations: Path = CITATIONS_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Per-stage p50/p95 latency of the retrieval pipeline over the AILA queries, and of the
@@ -145,7 +142,6 @@ def latency(
     require(queries, "topics file")
     texts = list(read_queries(queries).values())
     params = load_params(params_path)
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     spec, served = registered(params.retrieve.system), {}
     if not spec.pipeline and "precedents" in spec.tasks:
         why = why_not([spec], "precedents", params.retrieve, Choices(), CORPUS_SUPPLIES,
@@ -169,15 +165,13 @@ def latency(
 
 
 @app.command()
+@index_paths
 def tune(
+    paths: IndexPaths,
     aila_dir: Path = AILA_OPTION,
     citations: Path = CITATIONS_OPTION,
     out: Path = typer.Option(layout.metrics("tuning")),
     choice: Path = typer.Option(layout.TUNING_CHOICE, help="Where the choice and its rule go."),
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The tuning grids: precedents on the citation collection's tuning half (AILA_Q1..Q10
@@ -185,7 +179,6 @@ def tune(
     require_folder(aila_dir, "AILA folder")
     require_folder(citations, "citation collection (stage citations)")
     params = load_params(params_path, adopt=())  # its own choice is none of its inputs
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata)
     tuning = load("citations/tuning", citations)
     statutes = load("aila2019/task2/tuning", aila_dir)
     precedents = tune_precedents(tuning, load("aila2019/task1/tuning", aila_dir), params, paths,
@@ -201,7 +194,9 @@ def tune(
 
 
 @app.command("tune-ft")
+@index_paths
 def tune_ft(
+    paths: IndexPaths,
     citations: Path = CITATIONS_OPTION,
     split: Path = typer.Option(layout.BIENCODER_SPLIT,
                                help="The fine-tuned encoder's train and dev queries (stage "
@@ -211,10 +206,6 @@ def tune_ft(
     out: Path = typer.Option(layout.metrics("tuning_ft")),
     ft_choice: Path = typer.Option(layout.TUNING_FT_CHOICE,
                                    help="Where the weight and its rule go."),
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The fine-tuned encoder's fusion weight, chosen on the dev queries it never trained on;
@@ -230,7 +221,7 @@ def tune_ft(
     if not dev.queries:
         raise UserError(f"{split}: none of its dev queries is a tuning query of {citations}")
     params = load_params(params_path)
-    report = run_tune_ft(dev, params, IndexPaths(index_dir, dense_dir, chunks, metadata),
+    report = run_tune_ft(dev, params, paths,
                          ft_dense, Choices({"tuning": choice}), read_citations(citations).links)
     write_json(out, report)
     picked = choice_ft(report, dev)

@@ -14,16 +14,15 @@ from rich.console import Console
 from rich.table import Table
 
 from countercase import layout
-from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION, DENSE_DIR_OPTION,
-                                  FACT_INDEX_OPTION, INDEX_DIR_OPTION, METADATA_OPTION,
-                                  PARAMS_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app, require)
+from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
+                                  VARIANT_DOCUMENTS_OPTION, UserError, app, index_paths, require)
 from countercase.config import load_params
 from countercase.datasets.limits import KINDS
 from countercase.evaluate.variants import chunk_variant
 from countercase.explore.search import OpenedSystem, folder_rows, pipeline_rows, readable_rows
 from countercase.explore.serve import server
+from countercase.layout import IndexPaths
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import system as registered
 from countercase.retrieve.served import served_system
 
@@ -36,7 +35,9 @@ HOLDINGS_OPTION = typer.Option(layout.HOLDING_PROFILES, help="The holding profil
 
 
 @app.command()
+@index_paths
 def search(
+    paths: IndexPaths,
     query: str = typer.Argument(..., help="The facts of a case, or any text."),
     task: str = typer.Option("precedents", help="precedents or statutes."),
     year_from: Optional[int] = typer.Option(None),
@@ -60,11 +61,7 @@ def search(
                                      "--docs file are kept, one folder per file."),
     sheets: Path = SHEETS_OPTION,
     profiles: Path = HOLDINGS_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
     chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    fact_index: Path = FACT_INDEX_OPTION,
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
@@ -85,7 +82,6 @@ def search(
     spec = registered(system or served_system(params, task))
     if task not in spec.tasks:
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     if spec.chunking is not None:  # BM25 over the judgments cut again, as evaluate built it
         require(documents, "documents file (stage ingest)")
         paths = chunk_variant(documents, chunks.parent, *spec.chunking,
@@ -136,18 +132,15 @@ def _your_judgments(query: str, docs: Path, system: str, task: str, kind: str, k
 
 
 @app.command()
+@index_paths
 def serve(
+    paths: IndexPaths,
     host: str = typer.Option("127.0.0.1", help="The address to listen on."),
     port: int = typer.Option(8765, help="The port (0: any free one)."),
     system: Optional[str] = typer.Option(
         None, help="A system of configs/systems.yaml (default: params.yaml retrieve.system)."),
     sheets: Path = SHEETS_OPTION,
     profiles: Path = HOLDINGS_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    dense_dir: Path = DENSE_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
-    fact_index: Path = FACT_INDEX_OPTION,
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     params_path: Path = PARAMS_OPTION,
@@ -159,7 +152,6 @@ def serve(
     if spec.pipeline or spec.chunking is not None:
         raise UserError(f"system {spec.name}: serve answers with a system ranked as evaluate "
                         "ranks it (the served route, a learned ranker, BM25 over judgments)")
-    paths = IndexPaths(index_dir, dense_dir, chunks, metadata, fact_index)
     opened = OpenedSystem(spec, "precedents", paths, params, citations, choice)
 
     def search(query: str, kind: str, k: int) -> list[dict]:

@@ -38,6 +38,7 @@ from countercase.datasets.limits import Limit
 from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
 from countercase.ingest.run import read_documents
+from countercase.layout import IndexPaths
 from countercase.perturb.cases import cited_precedents, corpus_cases, read_gold, split
 from countercase.perturb.diff import rank_biased_overlap
 from countercase.perturb.operative import root_edges
@@ -46,7 +47,6 @@ from countercase.perturb.rules import apply
 from countercase.perturb.validity import gold_against_chance
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.prior import citation_counts
 
 log = logging.getLogger(__name__)

@@ -38,6 +38,7 @@ from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
 from countercase.index.bm25 import Bm25Searcher
 from countercase.ingest.run import read_documents
+from countercase.layout import IndexPaths
 from countercase.perturb.cases import QueryCase, corpus_cases
 from countercase.perturb.operative import root_edges
 from countercase.perturb.query import text_query
@@ -45,7 +46,7 @@ from countercase.perturb.rules import apply
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.prior import citation_counts
 from countercase.retrieve.registry import tree_params
 from countercase.retrieve.trees import tree_ranker

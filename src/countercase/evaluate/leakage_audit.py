@@ -24,8 +24,8 @@ from countercase.datasets.leakage import overlapping_documents
 from countercase.evaluate.run import composer, open_searchers, runnable
 from countercase.experiment import Experiment
 from countercase.experiment.families import randomisation
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import Choices
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import CORPUS_SUPPLIES, system
 
 log = logging.getLogger(__name__)

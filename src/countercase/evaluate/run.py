@@ -32,9 +32,9 @@ from countercase.evaluate.trec import index_collection
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment
 from countercase.experiment.families import compare_families, read_families
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer, open_composer, routed, why_not
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import BY_NAME, CORPUS_SUPPLIES, HELDOUT, SystemSpec
 from countercase.retrieve.runs import read_trec_run
 from countercase.retrieve.searchers import Searchers

@@ -23,7 +23,7 @@ from countercase.index.encoders import INT8, find_int8_model
 from countercase.index.run import (plain_chunk_records, plain_chunk_table, plain_doc_records,
                                    task_precision)
 from countercase.ingest.document import Document, Page
-from countercase.retrieve.load import IndexPaths
+from countercase.layout import IndexPaths
 
 log = logging.getLogger(__name__)
 

@@ -45,12 +45,13 @@ from tqdm import tqdm
 
 from countercase.config import Params, tuned_retrieve
 from countercase.datasets import Dataset
-from countercase.datasets.limits import merged
 from countercase.datasets.leakage import overlapping_documents
+from countercase.datasets.limits import merged
 from countercase.experiment import Run, score_run
 from countercase.experiment.choice import TIE_MARGIN, best
+from countercase.layout import IndexPaths
 from countercase.retrieve.fact_sentences import MODES as REDUCTIONS
-from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever
+from countercase.retrieve.load import bridge_inputs, open_retriever
 from countercase.retrieve.pooling import POOLS, ChunkSearches, passage_system
 from countercase.retrieve.prior import citation_counts, with_prior
 from countercase.retrieve.registry import candidate_params

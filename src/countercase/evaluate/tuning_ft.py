@@ -28,11 +28,11 @@ from typing import Any
 from countercase import layout
 from countercase.config import Params
 from countercase.datasets import Dataset
-from countercase.experiment.choice import TIE_MARGIN, best
 from countercase.experiment import score_run
+from countercase.experiment.choice import TIE_MARGIN, best
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.searchers import Searchers
 from countercase.retrieve.steps import pipeline_system

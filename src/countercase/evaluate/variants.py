@@ -19,7 +19,7 @@ from countercase.extract.run import CHUNK_CASE_FIELDS, read_sections
 from countercase.index.bm25 import build_bm25_index
 from countercase.index.run import chunk_records
 from countercase.ingest.run import read_documents
-from countercase.retrieve.load import IndexPaths
+from countercase.layout import IndexPaths
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,9 @@ from countercase.datasets import AILA_COLLECTIONS, load
 from countercase.evaluate import regressions as reg
 from countercase.evaluate.run import VariantSource, evaluate_dataset, unmasked_source
 from countercase.experiment import Experiment
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import Choices
-from countercase.retrieve.load import IndexPaths, MissingIndexError
+from countercase.retrieve.load import MissingIndexError
 from countercase.retrieve.registry import BY_NAME
 from countercase.retrieve.runs import read_trec_run
 

@@ -24,7 +24,7 @@ from countercase.retrieve.compose import open_composer, routed, why_not
 from countercase.retrieve.registry import system as registered
 
 if TYPE_CHECKING:
-    from countercase.retrieve.load import IndexPaths
+    from countercase.layout import IndexPaths
 
 log = logging.getLogger(__name__)
 

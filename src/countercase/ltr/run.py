@@ -32,11 +32,11 @@ from countercase.datasets import Dataset, load
 from countercase.datasets.citations import read_citations
 from countercase.evaluate.run import composer, experiment
 from countercase.experiment import score_run
+from countercase.layout import IndexPaths
 from countercase.ltr.train import (Pairs, contributions, cross_validate, fit, importance, learner,
                                    on_share, out_of_fold, ranked)
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.features import FeatureSource, names, read_settings
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.prior import citation_counts
 from countercase.retrieve.registry import system as registered
 from countercase.training.splits import tuning_split

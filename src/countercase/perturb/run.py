@@ -189,7 +189,7 @@ def validity_rows(name: str, cases: list[QueryCase], search: CaseSearch, edges: 
 def validity_rows_apart(paths, params: Params, cases: list[QueryCase], edges: pd.DataFrame,
                         weight: float, precedents: dict) -> list[dict[str, Any]]:
     """:func:`validity_rows` of the validity set in a process of its own, with its own JVM and
-    indexes (``paths``: a :class:`countercase.retrieve.load.IndexPaths`): the searches are
+    indexes (``paths``: a :class:`countercase.layout.IndexPaths`): the searches are
     Lucene's, one core each, so the stage splits its cases over ``perturb.workers`` processes.
     The rows are the same as in one process: every case's searches start empty."""
     retriever = open_retriever("precedents", tree_params(params, 0.0), paths, facts=True)

@@ -16,12 +16,13 @@ from countercase import layout
 from countercase.config import Params, write_choice
 from countercase.datasets.aila import read_queries
 from countercase.errors import CountercaseError
+from countercase.layout import IndexPaths
 from countercase.perturb.audit import (CRITERIA_ENGINE, ENGINES, audit_results, criteria_results,
                                        read_audit_labels, read_criteria_labels)
 from countercase.perturb.cases import ValidityInputs, load_cases
 from countercase.perturb.run import (case_search, choose_tree_weight, corpus_trees, run_perturb,
                                      validity_rows, validity_rows_apart, validity_summary)
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.registry import tree_params
 from countercase.retrieve.trees import tree_ranker
 from countercase.runtime.processes import Apart

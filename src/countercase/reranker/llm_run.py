@@ -27,12 +27,12 @@ from countercase.config import Params
 from countercase.datasets import AILA_COLLECTIONS, Dataset, load
 from countercase.datasets.aila import TEST
 from countercase.experiment import Experiment, ranked
-from countercase.retrieve.registry import candidate_params
-from countercase.runtime.recording import Recording
+from countercase.layout import IndexPaths
 from countercase.reranker.llm import LlmRelevanceReranker
-from countercase.retrieve.load import IndexPaths
+from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.rerank import rerank
 from countercase.retrieve.searchers import Searchers
+from countercase.runtime.recording import Recording
 
 log = logging.getLogger(__name__)
 

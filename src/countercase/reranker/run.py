@@ -45,11 +45,12 @@ from countercase.index.bm25 import Bm25Searcher
 from countercase.index.dense import DenseIndex, read_meta
 from countercase.index.encoders import load_encoder
 from countercase.ingest.run import read_documents
+from countercase.layout import IndexPaths
 from countercase.reranker.onnx import FP32, OnnxCrossEncoderReranker, export_onnx, parity, speed
 from countercase.reranker.pairs import Group, Miner, drop_leaking, leaking_documents, statutes_cited
 from countercase.reranker.train import score_pairs, train
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.rerank import blend, rerank
 from countercase.training.learning_check import NotLearnedError, check_learned

@@ -22,10 +22,11 @@ from countercase import layout
 from countercase.config import ConfigError, EvaluateParams, RetrieveParams
 from countercase.datasets.citations import read_citations
 from countercase.datasets.limits import limit_of
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import ChoiceError, Choices
 from countercase.retrieve.features import FeatureSource
 from countercase.retrieve.learned_search import LearnedRetriever
-from countercase.retrieve.load import IndexPaths, bridge_inputs, open_retriever, open_statute_search
+from countercase.retrieve.load import bridge_inputs, open_retriever, open_statute_search
 from countercase.retrieve.ltr import LearnedRanker, ltr_system
 from countercase.retrieve.pipeline import Retriever
 from countercase.retrieve.pooling import passage_system

@@ -38,9 +38,10 @@ from countercase.index.dense import DenseIndex, read_meta
 from countercase.index.encoders import embed, load_encoder
 from countercase.index.facts import FactSearcher
 from countercase.index.query_terms import EmptyQueryError
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.filters import lucene_filter
-from countercase.retrieve.load import IndexPaths, MissingIndexError
+from countercase.retrieve.load import MissingIndexError
 
 # name -> (group, definition)
 FEATURES: dict[str, tuple[str, str]] = {

@@ -26,8 +26,9 @@ from tqdm import tqdm
 
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import Topics
+from countercase.layout import IndexPaths
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import IndexPaths, open_retriever
+from countercase.retrieve.load import open_retriever
 from countercase.retrieve.ranker import Ranker
 from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker, load_reranker,
                                          untrained_minilm_cross_encoder)

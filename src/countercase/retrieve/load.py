@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +21,7 @@ import pandas as pd
 from countercase import layout
 from countercase.config import RetrieveParams
 from countercase.errors import CountercaseError
+from countercase.layout import IndexPaths
 from countercase.index.bm25 import Bm25Searcher
 from countercase.index.dense import DenseIndex, read_meta
 from countercase.index.encoders import load_encoder
@@ -38,19 +38,6 @@ CACHED_SEARCHES = 2048  # BM25 searches an experiment's retriever keeps (about 7
 
 class MissingIndexError(CountercaseError, FileNotFoundError):
     """A stage output the retriever needs is not there (run the stage first)."""
-
-
-@dataclass(frozen=True)
-class IndexPaths:
-    index_dir: Path = layout.INDEX
-    dense_dir: Path = layout.DENSE
-    chunks: Path = layout.CHUNKS
-    metadata: Path = layout.METADATA
-    fact_index: Path = layout.FACT_INDEX
-    holdings: Path = layout.HOLDING_PROFILES  # the applicability features' profiles
-
-    def chunk_table(self, task: str) -> Path:
-        return self.chunks if task == "precedents" else self.index_dir / layout.STATUTE_CHUNKS.name
 
 
 def _need(path: Path, what: str) -> None:

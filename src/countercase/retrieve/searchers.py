@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 from countercase.config import RetrieveParams
 from countercase.datasets.leakage import overlapping_documents
-from countercase.retrieve.load import (IndexPaths, configured_reranker, open_retriever,
-                                       statute_search)
+from countercase.layout import IndexPaths
+from countercase.retrieve.load import configured_reranker, open_retriever, statute_search
 
 
 class Searchers:

@@ -14,9 +14,9 @@ from pathlib import Path
 from countercase import layout
 from countercase.config import ConfigError, Params
 from countercase.datasets.citations import read_citations
+from countercase.layout import IndexPaths
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import Composer
-from countercase.retrieve.load import IndexPaths
 from countercase.retrieve.pipeline import Retriever
 from countercase.retrieve.ranker import Ranker, retriever_ranker
 from countercase.retrieve.registry import system, trees_searching
