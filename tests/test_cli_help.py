@@ -104,7 +104,7 @@ def test_an_option_group_is_declared_once_and_two_groups_share_an_option(tmp_pat
     @index_paths
     @case_files
     def both(paths: IndexPaths, files: CaseFiles, k: int = 1) -> None:
-        seen.update(paths=paths, files=files, k=k)
+        seen.update(paths=paths, files=files.require(), k=k)
 
     @app.command()
     def other() -> None:

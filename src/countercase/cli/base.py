@@ -95,7 +95,7 @@ index_paths = option_group(layout.IndexPaths, {
 
 @dataclass(frozen=True)
 class CaseFiles:
-    """What the corpus query cases are read from (countercase.perturb.cases), each required."""
+    """What the corpus query cases are read from (countercase.perturb.cases)."""
 
     edges: Path
     documents: Path
@@ -104,13 +104,15 @@ class CaseFiles:
     groups: Path
     gold: Path
 
-    def __post_init__(self) -> None:
+    def require(self) -> CaseFiles:
+        """These files, each there (or a UserError naming the one missing)."""
         for path, what in ((self.edges, "section adjacency map (stage `adjacency`)"),
                            (self.documents, "documents file"),
                            (self.sheets, "fact sheets (stage `factsheets`)"),
                            (self.groups, "citation groups (stage `train_reranker`)"),
                            (self.gold, "gold dispositive facts")):
             require(path, what)
+        return self
 
 
 # the corpus query cases' inputs, handed to the command's CaseFiles parameter (perturb,

@@ -83,6 +83,7 @@ def validity_v2(
                         "a rerun the preregistered ones")
     params = load_params(params_path)
     require(citations, "citation collection (stage `citations`)")
+    cases.require()
     try:
         summary = run_validity_v2(params, V2Inputs(paths, citations, cases.documents, cases.sheets,
                                                    cases.edges, cases.groups, cases.gold,

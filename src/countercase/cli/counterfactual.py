@@ -45,8 +45,8 @@ def validity_inputs(cases: CaseFiles) -> ValidityInputs:
 
 
 def case_sets(params, cases: CaseFiles, fresh: int = 0):
-    """The corpus query cases of the audit's and the calibration's samples."""
-    return load_cases(params, validity_inputs(cases), fresh)
+    """The corpus query cases of the audit's and the calibration's samples (inputs checked)."""
+    return load_cases(params, validity_inputs(cases.require()), fresh)
 
 
 @app.command()
@@ -78,6 +78,7 @@ def perturb(
     """The validity experiment on corpus query cases, then a perturbation tree for every AILA
     query (depth, branching from params.yaml; the fact channel at the weight chosen on the
     tuning cases)."""
+    cases.require()
     require(confirmatory, "the confirmatory experiment's summary (stage validity_v2)")
     require(holdings, "the holding profiles' metrics (stage holdings)")
     # it writes the trees' choice, so adopts only the others
@@ -110,6 +111,7 @@ def llm_check(
 ) -> None:
     """The LLM check on the root candidates of the corpus query cases: acceptance, whether it
     separates the perturbations that matter, agreement with the hand-labelled sample."""
+    cases.require()
     if not sample_only:
         require(validity, "validity rows (stage `perturb`)")
         require(labels, "hand labels of the sample")
