@@ -119,3 +119,22 @@ def test_a_stage_names_its_command_and_only_what_differs_from_its_defaults():
             default = options[option].default
             assert value is True or default is None or str(default) != str(value), (
                 stage.name, option, "restates the command's default")
+
+
+def test_the_stage_file_names_only_layout_paths_and_its_groups(tmp_path):
+    """stages.yaml: a path is a layout name (refused when there is none), a literal path, or
+    made by layout.metrics/timing/recording; an unknown group or key is refused by name."""
+    from countercase.dag.stages import StageFileError, path, read
+
+    assert path("GOLD/x.jsonl") == layout.GOLD / "x.jsonl" and path("INDEX") == layout.INDEX
+    assert path("metrics:ner") == layout.metrics("ner") and path("params.yaml") == "params.yaml"
+    with pytest.raises(StageFileError, match="no path NOPE"):
+        path("NOPE/x.jsonl")
+    source = tmp_path / "stages.yaml"
+    source.write_text("groups: {}\nstages:\n  x: {pipeline: default, command: ingest, "
+                      "deps: [+MISSING]}\n")
+    with pytest.raises(StageFileError, match="names no group"):
+        read(source)
+    source.write_text("groups: {}\nstages:\n  x: {pipeline: default, command: ingest, dep: []}\n")
+    with pytest.raises(StageFileError, match="unknown keys"):
+        read(source)

@@ -23,14 +23,14 @@ HEADERS = {
              "inputs and outputs (the paths of countercase.layout); parameters come from "
              "params.yaml, by key. Timings live in metrics/timing/ (not cached). Each stage's "
              "code deps are the modules its command imports. Written by `python -m "
-             "countercase.dag` from countercase.dag.stages: edit that, not this file.",
+             "countercase.dag` from src/countercase/dag/stages.yaml: edit that, not this file.",
     OPT_IN: "The opt-in pipeline (`make repro-extended`): the encoder fine-tuned on citation "
             "pairs re-embeds the corpus, its fusion weight is tuned and its conditions are "
             "scored. Its gain was not significant on its own held-out data, so by the budget rule "
             "(configs/budget_rule.yaml) it runs outside the default pipeline; the paper reads its "
             "committed metrics and says which build they came from. It reads the default "
             "pipeline's outputs (`make repro` first). Written by `python -m countercase.dag` "
-            "from countercase.dag.stages: edit that, not this file.",
+            "from src/countercase/dag/stages.yaml: edit that, not this file.",
 }
 
 
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         found = stale()
         for pipeline in found:
-            print(f"{pipeline} differs from countercase.dag.stages: run python -m countercase.dag")
+            print(f"{pipeline} differs from src/countercase/dag/stages.yaml: run python -m countercase.dag")
         return 1 if found else 0
     for pipeline in HEADERS:
         (ROOT / pipeline).write_text(render(pipeline), encoding="utf-8")
