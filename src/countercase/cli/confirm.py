@@ -23,6 +23,15 @@ from countercase.retrieve.trees import searching
 log = logging.getLogger(__name__)
 
 
+def _report(summary: dict, out: Path, metrics: Optional[Path], timing: Optional[Path]) -> None:
+    """A test's summary in its folder, and in metrics/ and its seconds in metrics/timing/."""
+    write_json(out / "summary.json", summary)
+    if metrics:
+        write_json(metrics, summary)
+    if timing:
+        write_json(timing, {"seconds": summary["seconds"]})
+
+
 @app.command("validity-v3")
 @index_paths
 def validity_v3(
@@ -49,11 +58,7 @@ def validity_v3(
                                                    prereg=prereg), out, pilot=pilot)
     except PreregistrationError as error:
         raise UserError(str(error)) from None
-    write_json(out / "summary.json", summary)
-    if metrics:
-        write_json(metrics, summary)
-    if timing:
-        write_json(timing, {"seconds": summary["seconds"]})
+    _report(summary, out, metrics, timing)
     log.info("validity v3: %s", summary["by_ranker"].get("trees"))
 
 
@@ -91,9 +96,5 @@ def validity_v2(
                                   pilot=pilot, rerun=rerun)
     except PreregistrationError as error:
         raise UserError(str(error)) from None
-    write_json(out / "summary.json", summary)
-    if metrics:
-        write_json(metrics, summary)
-    if timing:
-        write_json(timing, {"seconds": summary["seconds"]})
+    _report(summary, out, metrics, timing)
     log.info("validity v2: %s", json.dumps(summary["by_ranker"].get("bm25", {}))[:300])

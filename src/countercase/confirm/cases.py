@@ -4,7 +4,6 @@ used, whose cited precedents are in the corpus, in a seeded order."""
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -12,23 +11,13 @@ from pathlib import Path
 
 from countercase.datasets.citations import read_citations
 from countercase.datasets.ids import natural_key
-from countercase.perturb.cases import CaseFileError, cited_precedents, split
+from countercase.perturb.cases import cited_precedents, json_lines, split
 
 
 def named_cases(folder: Path) -> set[str]:
     """Every ``case_id`` of a JSON line in a ``.jsonl`` file under ``folder``."""
-    found = set()
-    for path in sorted(Path(folder).rglob("*.jsonl")):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise CaseFileError(f"{path}:{number}: not JSON ({error.msg})") from None
-            if isinstance(row, dict) and isinstance(row.get("case_id"), str):
-                found.add(row["case_id"])
-    return found
+    return {row["case_id"] for path in sorted(Path(folder).rglob("*.jsonl"))
+            for row in json_lines(path, ()) if isinstance(row.get("case_id"), str)}
 
 
 def draw(heldout: Mapping[str, Mapping[str, int]], used: Iterable[str], corpus: set[str],

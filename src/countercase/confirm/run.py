@@ -27,6 +27,7 @@ from countercase import layout
 from countercase.config import Params
 from countercase.confirm.analysis import balance, by_fact_type, excess, holm, worked_pair
 from countercase.confirm.hand_labels import label_agreement
+from countercase.confirm.inputs import CorpusInputs
 from countercase.confirm.label import Reasons
 from countercase.confirm.matching import Mass
 from countercase.confirm.pairs import GRANULARITY, case_pairs, successors
@@ -38,7 +39,6 @@ from countercase.datasets.limits import Limit
 from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
 from countercase.ingest.run import read_documents
-from countercase.layout import IndexPaths
 from countercase.perturb.cases import cited_precedents, corpus_cases, read_gold, split
 from countercase.perturb.diff import rank_biased_overlap
 from countercase.perturb.operative import root_edges
@@ -58,12 +58,7 @@ _SETTINGS = {"tolerance": float, "depth": int, "chunk_hits": int, "per_type": in
 
 
 @dataclass(frozen=True)
-class Inputs:
-    paths: IndexPaths
-    citations: Path = layout.CITATIONS
-    documents: Path = layout.DOCUMENTS
-    sheets: Path = layout.JUDGMENT_SHEETS
-    edges: Path = layout.SECTION_EDGES
+class Inputs(CorpusInputs):
     groups: Path = layout.RERANKER_GROUPS
     gold: Path = layout.DISPOSITIVE_GOLD
     hand_labels: Path = layout.PERTURBATION_LABELS

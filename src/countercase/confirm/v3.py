@@ -27,6 +27,7 @@ from countercase import layout
 from countercase.config import Params
 from countercase.confirm.analysis import holm
 from countercase.confirm.directional import direction, power, summarise
+from countercase.confirm.inputs import CorpusInputs
 from countercase.confirm.matching import Mass, closest
 from countercase.confirm.pairs import GRANULARITY, candidates, successors
 from countercase.confirm.prereg import read_settings, recorded_hash, verify
@@ -62,12 +63,7 @@ SETTINGS = {"tolerance": float, "depth": int, "chunk_hits": int, "tree_chunks": 
 
 
 @dataclass(frozen=True)
-class Inputs:
-    paths: IndexPaths
-    citations: Path = layout.CITATIONS
-    documents: Path = layout.DOCUMENTS
-    sheets: Path = layout.JUDGMENT_SHEETS
-    edges: Path = layout.SECTION_EDGES
+class Inputs(CorpusInputs):
     targets: Path = layout.CASE_TARGETS
     prereg: Path = layout.VALIDITY_V3
     ltr_dir: Path = layout.LTR

@@ -355,13 +355,10 @@ def _frozen(values: Iterable[str] | None, name: str) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class LuceneFilter:
-    """Metadata constraints, each run as a Lucene ``FILTER`` clause; empty means "any".
-
-    ``year_from``/``year_to`` are inclusive (either may be None: open-ended); the sets match
-    any of their values; ``doc_ids`` keeps only chunks of those judgments and
-    ``exclude_doc_ids`` drops them (e.g. the query's own judgment).
-    """
+class MetadataBounds:
+    """The judgments' metadata a search is bounded by; empty means "any". ``year_from`` and
+    ``year_to`` are inclusive (either may be None: open-ended); the sets match any of their
+    values. The index's filter and the user's (retrieve.filters.SearchFilter) both hold them."""
 
     year_from: int | None = None
     year_to: int | None = None
@@ -369,6 +366,13 @@ class LuceneFilter:
     bench_types: frozenset[str] = field(default_factory=frozenset)
     section_types: frozenset[str] = field(default_factory=frozenset)
     outcomes: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class LuceneFilter(MetadataBounds):
+    """Metadata bounds, each run as a Lucene ``FILTER`` clause; ``doc_ids`` keeps only chunks
+    of those judgments and ``exclude_doc_ids`` drops them (e.g. the query's own judgment)."""
+
     doc_ids: frozenset[str] = field(default_factory=frozenset)
     exclude_doc_ids: frozenset[str] = field(default_factory=frozenset)
 

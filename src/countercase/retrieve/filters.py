@@ -11,7 +11,7 @@ names it instead of a filter that silently matches nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pandas as pd
 from countercase.datasets.limits import Limit
 from countercase.errors import CountercaseError
 from countercase.extract.act_sections import parse_section_id
-from countercase.index.bm25 import LuceneFilter
+from countercase.index.bm25 import LuceneFilter, MetadataBounds
 from countercase.legal.vocab import BENCH_TYPES, OUTCOMES, SECTION_TYPES
 
 
@@ -39,13 +39,7 @@ def _closed(values, allowed: tuple[str, ...], what: str) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class SearchFilter:
-    year_from: int | None = None
-    year_to: int | None = None
-    act_sections: frozenset[str] = field(default_factory=frozenset)
-    bench_types: frozenset[str] = field(default_factory=frozenset)
-    section_types: frozenset[str] = field(default_factory=frozenset)
-    outcomes: frozenset[str] = field(default_factory=frozenset)
+class SearchFilter(MetadataBounds):
     judges: frozenset[str] = field(default_factory=frozenset)  # post-filter: surname match
     max_words: int | None = None  # post-filter on the judgment's length
     exclude_doc_ids: frozenset[str] = field(default_factory=frozenset)
@@ -92,10 +86,8 @@ class SearchFilter:
                     or self.exclude_doc_ids)
 
     def lucene(self) -> LuceneFilter:
-        return LuceneFilter(year_from=self.year_from, year_to=self.year_to,
-                            act_sections=self.act_sections, bench_types=self.bench_types,
-                            section_types=self.section_types, outcomes=self.outcomes,
-                            exclude_doc_ids=self.exclude_doc_ids)
+        bounds = {f.name: getattr(self, f.name) for f in fields(MetadataBounds)}
+        return LuceneFilter(**bounds, exclude_doc_ids=self.exclude_doc_ids)
 
     def indexed_mask(self, chunks: pd.DataFrame) -> np.ndarray:
         """Rows of the chunk table that pass the indexed fields (vectorised)."""
