@@ -13,10 +13,10 @@ import pandas as pd
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
-                                  EDGES_OPTION, LIVE_OPTION, PARAMS_OPTION, PROFILES_OPTION,
-                                  TIMING_OPTION, CaseFiles, UserError, app, case_files, index_paths,
-                                  read_json, require, writable, write_json)
+from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CITATIONS_OPTION, EDGES_OPTION,
+                                  LIVE_OPTION, PARAMS_OPTION, PROFILES_OPTION, TIMING_OPTION,
+                                  CaseFiles, UserError, app, case_files, index_paths, read_json,
+                                  require, writable, write_json)
 from countercase.cli.explain import tree_explainer
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
@@ -164,7 +164,6 @@ def tree(
     documents: Path = CASE_DOCUMENTS_OPTION,
     queries: Path = typer.Option(layout.AILA_QUERIES),
     edges: Path = EDGES_OPTION,
-    chunks: Path = CHUNKS_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """One perturbation tree, from a query id, raw text or a fact sheet, written as JSON."""
@@ -200,7 +199,7 @@ def tree(
                             "branching": branching})
     if markdown is not None:
         require(sheets, "fact sheets (stage `factsheets`)")
-        model, _ = tree_explainer(sheets, chunks, profiles, citations, documents,
+        model, _ = tree_explainer(sheets, paths.chunks, profiles, citations, documents,
                               params_path).explain(model)
         markdown.write_text(tree_markdown(model), encoding="utf-8")
     out.write_text(model.model_dump_json(indent=1), encoding="utf-8")

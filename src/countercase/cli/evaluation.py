@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from countercase import layout
-from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
-                                  PARAMS_OPTION, TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError,
-                                  app, index_paths, require_folder, writable, write_json)
+from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
+                                  TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app,
+                                  index_paths, require_folder, writable, write_json)
 from countercase.config import load_params
 from countercase.datasets import AILA_COLLECTIONS
 from countercase.datasets.limits import KINDS
@@ -164,7 +164,6 @@ def regress(
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     ft_choice: Path = FT_CHOICE_OPTION,
-    chunks: Path = CHUNKS_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Check the scores of the conditions against regressions/ (--verify), or record new
@@ -177,7 +176,8 @@ def regress(
     require_folder(runs, "runs folder (--runs: the evaluate stage's out)")
     writable(metrics, "metrics file")
     params = load_params(params_path)
-    variants = VariantSource(documents, chunks.parent, variants_dir) if documents.exists() else None
+    variants = (VariantSource(documents, paths.chunks.parent, variants_dir)
+                if documents.exists() else None)
     choices = Choices({"tuning": choice, "tuning_ft": ft_choice})
     linked = citations if citations.is_dir() else None
 

@@ -28,7 +28,6 @@ def train_ltr(
     citations: Path = typer.Option(layout.CITATIONS, help="The citation collection (stage "
                                    "citations): its tuning half's dev queries train."),
     sheets: Path = typer.Option(layout.JUDGMENT_SHEETS, help="The judgments' fact sheets."),
-    fact_index: Path = typer.Option(layout.FACT_INDEX, help="The fact index (index_facts)."),
     documents: Path = typer.Option(layout.DOCUMENTS, help="The judgments (the unmasked "
                                    "queries are cut from them)."),
     rule: Path = typer.Option(layout.LTR_RULE, help="The rule, written before any feature."),
@@ -50,7 +49,7 @@ def train_ltr(
                        (choice, "tuning choice (stage tune)"), (rule, "the ltr rule"),
                        (serving_rule, "the serving rule")):
         require(path, what)
-    require_folder(fact_index, "fact index (stage index_facts)")
+    require_folder(paths.fact_index, "fact index (stage index_facts)")
     params = load_params(params_path, adopt=("tuning", "reranker"))  # its own choice: none
     serving = read_rule(serving_rule)
     report = run_train_ltr(params, paths, citations, sheets, documents, rule,

@@ -9,9 +9,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (AILA_OPTION, CHUNKS_OPTION, INDEX_DIR_OPTION, LIVE_OPTION,
-                                  METADATA_OPTION, PARAMS_OPTION, UserError, app, index_paths,
-                                  require, write_json)
+from countercase.cli.base import (AILA_OPTION, LIVE_OPTION, PARAMS_OPTION, UserError, app,
+                                  index_paths, require, write_json)
 from countercase.config import load_params
 from countercase.factsheet.llm import LlmUnavailableError, open_recording
 from countercase.factsheet.llm_replay import check
@@ -26,9 +25,6 @@ log = logging.getLogger("countercase")
 def rerank_llm(
     paths: IndexPaths,
     aila_dir: Path = AILA_OPTION,
-    index_dir: Path = INDEX_DIR_OPTION,
-    chunks: Path = CHUNKS_OPTION,
-    metadata: Path = METADATA_OPTION,
     out: Path = typer.Option(layout.RERANK_LLM),
     metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
     recording: Path = typer.Option(layout.recording("rerank_llm"),
@@ -39,9 +35,9 @@ def rerank_llm(
     """Rerank the configured pipeline's top documents by the local LLM's P(yes) (AILA 2019
     Tasks 1 and 2, test queries) and compare with no reranking."""
     for path, what in ((aila_dir / "Query_doc.txt", "AILA topics"),
-                       (chunks, "chunks"), (metadata, "metadata"),
-                       (index_dir / "precedents_chunks", "precedents BM25 index"),
-                       (index_dir / "statutes_chunks", "statutes BM25 index")):
+                       (paths.chunks, "chunks"), (paths.metadata, "metadata"),
+                       (paths.index_dir / "precedents_chunks", "precedents BM25 index"),
+                       (paths.index_dir / "statutes_chunks", "statutes BM25 index")):
         require(path, what)
     params = load_params(params_path)
     try:

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from countercase import layout
-from countercase.cli.base import (CHOICE_OPTION, CHUNKS_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
+from countercase.cli.base import (CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
                                   VARIANT_DOCUMENTS_OPTION, UserError, app, index_paths, require)
 from countercase.config import load_params
 from countercase.datasets.limits import KINDS
@@ -61,7 +61,6 @@ def search(
                                      "--docs file are kept, one folder per file."),
     sheets: Path = SHEETS_OPTION,
     profiles: Path = HOLDINGS_OPTION,
-    chunks: Path = CHUNKS_OPTION,
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
@@ -84,7 +83,7 @@ def search(
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
     if spec.chunking is not None:  # BM25 over the judgments cut again, as evaluate built it
         require(documents, "documents file (stage ingest)")
-        paths = chunk_variant(documents, chunks.parent, *spec.chunking,
+        paths = chunk_variant(documents, paths.chunks.parent, *spec.chunking,
                               layout.EVALUATE / "chunkings", params.extract)
     elif not spec.pipeline:
         # every system applies a collection's limit (decided no later than a year) in its search
