@@ -24,7 +24,8 @@ from countercase.errors import CountercaseError
 from countercase.report.stage_times import begin, record_dvc_stage
 from countercase.runtime.processes import LOG_FORMAT
 
-app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False,
                   help="Counterfactual precedent retrieval over Indian Supreme Court judgments.")
 log = logging.getLogger("countercase")
 
@@ -121,6 +122,7 @@ case_files = option_group(CaseFiles, {
     "edges": EDGES_OPTION, "documents": CASE_DOCUMENTS_OPTION,
     "sheets": CASE_SHEETS_OPTION, "metadata": METADATA_OPTION, "groups": GROUPS_OPTION,
     "gold": GOLD_OPTION})
+
 # where the traceback of a bug goes (the one line on the terminal names it)
 CRASH_LOG = Path(".cache/countercase/last-error.log")
 

@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         found = stale()
         for pipeline in found:
-            print(f"{pipeline} differs from src/countercase/dag/stages.yaml: run python -m countercase.dag")
+            print(f"{pipeline} differs from src/countercase/dag/stages.yaml: run "
+                  "python -m countercase.dag")
         return 1 if found else 0
     for pipeline in HEADERS:
         (ROOT / pipeline).write_text(render(pipeline), encoding="utf-8")
