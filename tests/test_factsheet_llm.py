@@ -88,6 +88,19 @@ def test_a_missing_model_is_a_clear_error(monkeypatch, tmp_path):
         llm.model_path(tmp_path)
 
 
+def test_a_missing_llama_cpp_is_a_clear_error_for_either_kind_of_prompt(monkeypatch):
+    """Without llama-cpp-python a chat and a P(yes) prompt both say what to install (the
+    stage llm_replay printed a ModuleNotFoundError as a bug)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # its import fails
+    model = LocalModel()
+    with pytest.raises(LlmUnavailableError, match="llama-cpp-python is not installed"):
+        model.p_yes({"prefix": "a", "rest": "b"}, {"answers": {"yes": ["yes"], "no": ["no"]}})
+    with pytest.raises(LlmUnavailableError, match="llama-cpp-python is not installed"):
+        model.chat({"messages": []}, {"temperature": 0.0, "max_tokens": 1})
+
+
 @pytest.mark.skipif(not _llm_installed(), reason="the local LLM is not installed (make llm)")
 def test_the_llm_check_judges_real_perturbations_and_replays(q30, raw_dir, tmp_path):
     import pandas as pd

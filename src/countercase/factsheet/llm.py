@@ -257,13 +257,13 @@ class LocalModel:
         pieces (one case's facts, one candidate's change) pay for them once, and the logits
         are those of the same decodes whatever was asked before. Only the last token's
         logits are read and nothing is sampled, so the score is deterministic."""
-        import llama_cpp
-
         if settings.get("n_ctx", self.n_ctx) > self.n_ctx:
             raise ValueError(f"the request was recorded with a context of {settings['n_ctx']}, "
                              f"more than this model's {self.n_ctx}")
         started = time.perf_counter()
-        llm = self.llm
+        llm = self.llm  # LlmUnavailableError, naming what to install, without llama-cpp
+        import llama_cpp
+
         pieces = request.get("segments") or [request["prefix"], request["rest"]]
         tokens = [llm.tokenize(p.encode("utf-8"), add_bos=False, special=True) for p in pieces]
         total = sum(len(t) for t in tokens)
