@@ -132,3 +132,26 @@ def test_the_perturbation_engine_reads_no_experiment_stage():
     crossing = sorted({(m, target) for m, target, _ in _imports()
                        if _package(m) == "perturb" and _package(target) == "evaluate"})
     assert not crossing, crossing
+
+
+def test_a_function_imports_only_what_is_heavy_or_optional():
+    """Issue 60: the package's own modules and the standard library are imported at a module's
+    top; a function imports only a package that is heavy or optional to load (torch, pyserini,
+    the PDF tools, ...). The command line stays fast by loading one command module a run
+    (cli.lazy), whose loader reads the app that imports it."""
+    import sys
+
+    inside = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    name = (node.module if isinstance(node, ast.ImportFrom)
+                            else node.names[0].name) or ""
+                    top = name.split(".")[0]
+                    if top == "countercase" or top in sys.stdlib_module_names:
+                        inside.append(f"{path.relative_to(PACKAGE)} {function.name}: {name}")
+    assert inside == ["cli/lazy.py load: countercase.cli.base"], inside
