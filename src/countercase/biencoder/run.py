@@ -39,7 +39,7 @@ from countercase.datasets.ids import natural_key
 from countercase.errors import CountercaseError
 from countercase.index.encoders import embed
 from countercase.runtime.models import encoder_dir
-from countercase.training.learning_check import NotLearnedError, check_learned
+from countercase.training.learning_check import NotLearnedError, check_fit
 from countercase.training.splits import tuning_split
 
 log = logging.getLogger(__name__)
@@ -139,16 +139,11 @@ def run_train_biencoder(params: Params, groups: Path, citations_dir: Path,
                    log_every=p.log_every, validate=validate,
                    resume=(resume_dir, inputs) if resume_dir else None,
                    resume_every=p.resume_every, device=params.device)
-    untrained = result.curve[0]["score"]
-    chosen = result.best["score"] if result.best else untrained
     try:
-        check_learned("train_biencoder", result.losses[0] if result.losses else None,
-                      result.losses[-1] if result.losses else None, p.min_loss_drop,
-                      "the chosen checkpoint's dev MAP gain over the untrained encoder",
-                      chosen - untrained, p.min_dev_gain)
-    except NotLearnedError:
-        shutil.rmtree(out / "model", ignore_errors=True)  # no model for a later stage
-        raise
+        untrained, chosen = check_fit(
+            "train_biencoder", result, p.min_loss_drop,
+            "the chosen checkpoint's dev MAP gain over the untrained encoder", p.min_dev_gain,
+            out / "model")
     finally:
         if resume_dir:  # done, learned or not: a rerun starts afresh
             shutil.rmtree(resume_dir, ignore_errors=True)

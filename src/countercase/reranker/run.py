@@ -53,7 +53,7 @@ from countercase.retrieve.filters import SearchFilter
 from countercase.retrieve.load import open_retriever
 from countercase.retrieve.registry import candidate_params
 from countercase.retrieve.rerank import blend, rerank
-from countercase.training.learning_check import NotLearnedError, check_learned
+from countercase.training.learning_check import check_fit
 from countercase.training.splits import held_back, tuning_split
 
 log = logging.getLogger(__name__)
@@ -334,7 +334,7 @@ def _training_groups(params: Params, documents: Path, extract_dir: Path, index_d
 def _train(params: Params, groups: list[Group], validation: Validation, out: Path,
            resume_dir: Path | None):
     """The cross-encoder trained and its checkpoints validated (every pass's scores kept, in
-    order); no model is kept when it did not learn (:func:`check_learned`)."""
+    order); no model is kept when it did not learn (:func:`check_fit`)."""
     p = params.reranker
     validated: list[list[float]] = []  # this run's validation passes, in order
 
@@ -353,16 +353,9 @@ def _train(params: Params, groups: list[Group], validation: Validation, out: Pat
                     max_steps=p.max_steps, curve_at=p.curve_at, validate=validate,
                     threads=p.threads, resume=(resume_dir, inputs) if resume_dir else None,
                     resume_every=p.resume_every, device=params.device)
-    untrained = trained.curve[0]["score"]
-    chosen = trained.best["score"] if trained.best else untrained
-    try:
-        check_learned("reranker", trained.losses[0] if trained.losses else None,
-                      trained.losses[-1] if trained.losses else None, p.min_loss_drop,
-                      f"the chosen checkpoint's {p.select_by} gain over the untrained model",
-                      chosen - untrained, p.min_validation_gain)
-    except NotLearnedError:
-        shutil.rmtree(out / "model", ignore_errors=True)  # no checkpoint for a later stage
-        raise
+    check_fit("reranker", trained, p.min_loss_drop,
+              f"the chosen checkpoint's {p.select_by} gain over the untrained model",
+              p.min_validation_gain, out / "model")
     return trained, validated
 
 

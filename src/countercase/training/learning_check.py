@@ -4,6 +4,9 @@ model, so nothing downstream runs on a useless one."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from countercase.errors import CountercaseError
 
 
@@ -28,3 +31,20 @@ def check_learned(stage: str, loss_first: float | None, loss_last: float | None,
             f"{stage} did not learn: {'; '.join(problems)}. No model was written. Check that "
             "the machine is not overloaded (the steps are a fixed budget, so a slow machine "
             f"only takes longer), the training data and the learning rate in params.yaml ({stage})")
+
+
+def check_fit(stage: str, fitted, min_drop: float, gain_name: str, min_gain: float,
+              model: Path) -> tuple[float, float]:
+    """:func:`check_learned` on a training loop's result (its losses, and the gain of its chosen
+    checkpoint over the untrained model, the first point of its curve); a model that did not
+    learn is removed, so no later stage reads it. Returns (untrained, chosen) scores."""
+    untrained = fitted.curve[0]["score"]
+    chosen = fitted.best["score"] if fitted.best else untrained
+    try:
+        check_learned(stage, fitted.losses[0] if fitted.losses else None,
+                      fitted.losses[-1] if fitted.losses else None, min_drop, gain_name,
+                      chosen - untrained, min_gain)
+    except NotLearnedError:
+        shutil.rmtree(model, ignore_errors=True)
+        raise
+    return untrained, chosen
