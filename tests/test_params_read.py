@@ -9,6 +9,7 @@ import pytest
 
 from countercase import config
 from countercase.dag import params as params_read
+from countercase.dag.stages import BY_NAME
 from countercase.dag.write import main
 
 
@@ -56,7 +57,7 @@ def test_a_stage_run_writes_its_reads_and_the_check_names_the_undeclared(tmp_pat
     path = params_read.write(found, tmp_path)
     assert json.loads(path.read_text()) == ["perturb.k", "seed"]
     (tmp_path / "not_a_stage.json").write_text('["anything"]')
-    assert params_read.check(tmp_path) == {"topology": ["perturb.k"]}
+    assert params_read.check(BY_NAME, tmp_path) == {"topology": ["perturb.k"]}
     assert main(["--params-read", str(tmp_path)]) == 1
     assert "topology read undeclared params: perturb.k" in capsys.readouterr().out
     path.write_text('["seed"]')

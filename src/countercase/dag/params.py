@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from countercase import layout
 from countercase.config import CHOICES, record_reads
-from countercase.dag.stages import BY_NAME
 
 READ = layout.INTERIM / "params_read"
 
@@ -47,11 +47,13 @@ def undeclared(declared: tuple[str, ...] | None, read: list[str]) -> list[str]:
                   and key not in covered and key.split(".")[0] not in covered)
 
 
-def check(folder: Path = READ) -> dict[str, list[str]]:
-    """Each recorded stage's undeclared keys (stages with none left out)."""
+def check(stages: Mapping, folder: Path = READ) -> dict[str, list[str]]:
+    """Each recorded stage's undeclared keys, against ``stages`` (the registry by name, which
+    the command line's recorder does not read: it starts every command); stages with none
+    left out."""
     found = {}
     for path in sorted(Path(folder).glob("*.json")):
-        stage = BY_NAME.get(path.stem)
+        stage = stages.get(path.stem)
         if stage is None:
             continue
         missing = undeclared(stage.params, json.loads(path.read_text(encoding="utf-8")))

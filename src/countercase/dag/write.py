@@ -15,7 +15,7 @@ from pathlib import Path
 from countercase import layout
 from countercase.dag.code import ROOT, code_deps
 from countercase.dag.params import READ, check
-from countercase.dag.stages import DEFAULT, OPT_IN, STAGES, Stage
+from countercase.dag.stages import BY_NAME, DEFAULT, OPT_IN, STAGES, Stage
 
 WIDTH = 100
 HEADERS = {
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no records of params read in {args.params_read}: run the stages "
                   "under dvc repro first", file=sys.stderr)
             return 2
-        found = check(Path(args.params_read))
+        found = check(BY_NAME, Path(args.params_read))
         for stage, keys in found.items():
             print(f"{stage} read undeclared params: {', '.join(keys)}")
         return 1 if found else 0
