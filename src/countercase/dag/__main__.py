@@ -1,5 +1,10 @@
 import sys
 
-from countercase.dag.write import main
+from countercase.errors import CountercaseError
+
+try:
+    from countercase.dag.write import main
+except CountercaseError as error:  # stages.yaml names a path, group or key that does not exist
+    sys.exit(f"error: {error}")
 
 sys.exit(main())
