@@ -80,7 +80,12 @@ repro:
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/python -m countercase.dag.parallel --jobs $(JOBS)
 	$(VENV)/bin/python -m countercase.report.readme  # the README's measured tables, from this run
 	$(VENV)/bin/python -m countercase.report.repro_clock finish
+	$(VENV)/bin/python -m countercase.report.build record --pipeline dvc.yaml
+	$(PAPER_AGAIN)
 	$(VENV)/bin/dvc metrics show
+
+# the paper rendered again once the build is recorded: it names the build each input came from
+PAPER_AGAIN = PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro --single-item --force paper
 
 # The opt-in pipeline (experiments/dvc.yaml: the fine-tuned encoder's re-embedding, weight and
 # conditions), outside the stage budgets' total; it reads the default pipeline's outputs, and
@@ -88,6 +93,8 @@ repro:
 repro-extended: $(STAMP)
 	$(VENV)/bin/python -m countercase.report.opt_in
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro experiments/dvc.yaml
+	$(VENV)/bin/python -m countercase.report.build record --pipeline experiments/dvc.yaml
+	$(PAPER_AGAIN)
 
 # The LLM's answers that recordings/llm/ lacks, asked live (outside the stage budgets; a killed
 # run keeps its answers in recordings/llm/*.journal.jsonl and goes on from them). Run it when a

@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from countercase.errors import CountercaseError
+from countercase.report import build
 
 log = logging.getLogger(__name__)
 
@@ -396,6 +397,10 @@ def render_paper(source: Path, out_html: Path, out_pdf: Path | None = None,
         found = manifest(reads, root, (out_html, out_pdf, manifest_path) if out_pdf
                          else (out_html, manifest_path))
         found["numbers"] = printed_numbers(notebook)
+        record = build.read(root, required=False)
+        if record is not None:  # which build each input came from (metrics/build.json)
+            found["build"] = {"commit": record["commit"], "runs": sorted(record["runs"]),
+                              "inputs": build.provenance(list(found["inputs"]), root, record)}
         manifest_path.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n",
                                  encoding="utf-8")
         stamp(out_html, out_pdf, found["sha256"])
