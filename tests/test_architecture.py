@@ -154,4 +154,19 @@ def test_a_function_imports_only_what_is_heavy_or_optional():
                     top = name.split(".")[0]
                     if top == "countercase" or top in sys.stdlib_module_names:
                         inside.append(f"{path.relative_to(PACKAGE)} {function.name}: {name}")
-    assert inside == ["cli/lazy.py load: countercase.cli.base"], inside
+    # make repro runs repro_clock.py with the system Python before anything is installed
+    assert inside == ["cli/lazy.py load: countercase.cli.base",
+                      "report/repro_clock.py finish: countercase.runtime.cpu",
+                      "report/repro_clock.py _prediction: countercase.report.calibrate"], inside
+
+
+def test_make_repro_starts_its_clock_with_the_system_python():
+    """make repro's first step runs report/repro_clock.py with the system Python, before the
+    package or anything else is installed: its top imports only the standard library."""
+    import sys
+
+    tree = ast.parse((PACKAGE / "report" / "repro_clock.py").read_text(encoding="utf-8"))
+    top = [(node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+           for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+           for alias in node.names]
+    assert [name for name in top if name not in sys.stdlib_module_names] == []

@@ -1,8 +1,8 @@
 """``make repro``'s own record of what it cost: ``metrics/timing/repro.json``.
 
 ``make repro`` calls ``start`` before the set-up (with the system Python: nothing is installed
-yet, so this module needs the standard library alone at that point), ``setup-done`` after it
-and ``finish`` after ``dvc repro`` and the README's tables. ``start`` decides whether the run is
+yet, so this module imports the standard library alone at its top; ``finish`` imports the
+package), ``setup-done`` after it and ``finish`` after ``dvc repro`` and the README's tables. ``start`` decides whether the run is
 *fresh* from what it finds, never from what anyone types: no stage output under
 ``data/processed/`` and an empty DVC cache. A fresh run writes ``metrics/timing/repro.json``
 (``setup_s``, ``pipeline_s``, ``total_s``, ``cpu``, ``native_bf16``, ``fresh``, ``commit``); any
@@ -18,9 +18,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-from countercase.report.calibrate import PREDICTION
-from countercase.runtime.cpu import facts
 
 STATE = Path("data/interim/repro_clock.json")
 PROCESSED = Path("data/processed")
@@ -90,6 +87,9 @@ def setup_done(root: Path = Path("."), now: float | None = None) -> dict:
 def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = None) -> Path:
     """Write the record (``cpu``: :func:`countercase.runtime.cpu.facts` unless given) and return its
     path."""
+    # the package, installed by now (``start`` and ``setup-done`` run before it is)
+    from countercase.runtime.cpu import facts
+
     state = _state(root)
     ended = time.time() if now is None else now
     if cpu is None:
@@ -116,6 +116,8 @@ def finish(root: Path = Path("."), now: float | None = None, cpu: dict | None = 
 def _prediction(root: Path) -> dict | None:
     """The calibration's prediction made before the pipeline started
     (``countercase.report.calibrate predict``), or None where it could not run."""
+    from countercase.report.calibrate import PREDICTION
+
     path = root / PREDICTION
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
