@@ -12,7 +12,7 @@ import yaml
 from countercase import layout
 from countercase.evaluate.regressions import select
 from countercase.report import opt_in
-from countercase.report.readme import with_opt_in
+from countercase.report.outputs import with_opt_in
 from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -92,16 +92,20 @@ def test_the_blocks_of_docs_reproducing_are_written_and_checked_as_the_readmes(t
     assert readme.main(["--root", str(root), "--check"]) == 0
 
 
-def test_the_headline_sets_the_served_system_against_bm25_and_the_track(tmp_path):
-    root = _copy(tmp_path, "paper/aila2019_track.yaml", "params.yaml")
-    (root / "metrics").mkdir()
-    scores = {"MAP": 0.2, "system": "bm25", "kind": "description"}
-    (root / "metrics/retrieval.json").write_text(json.dumps(
-        {"aila2019-task1": {"served": scores, "bm25": {"MAP": 0.1}}}))
+def test_the_headline_formats_the_results_table(tmp_path):
+    """The README's first table computes nothing: it prints the results table's numbers."""
+    root = _copy(tmp_path, "metrics/results.json")
+    table = json.loads((root / "metrics/results.json").read_text())
+    task1 = table["collections"]["aila2019-task1"]
+    served = next(r for r in task1["rows"] if r["system"] == task1["served"])
+    served["MAP"], served["MAP_ci"] = 0.5, [0.25, 0.75]  # what the table says is what it prints
+    table["counterfactual"] = None
+    (root / "metrics/results.json").write_text(json.dumps(table))
     body = render("<!-- measured:headline -->\n<!-- /measured:headline -->\n", Outputs(root))
     row = next(line for line in body.split("\n") if "AILA 2019 Task 1" in line)
-    assert "`bm25` | 0.2000 | 0.1000 | 0.1492" in row  # no per-query table: no interval
-    assert "*no interval for" in body and "*counterfactual test not run yet" in body
+    assert f"`{task1['served_system']}` | 0.5000 [0.250, 0.750] |" in row
+    assert f"{task1['track']['MAP']} (`{task1['track']['run']}`)" in row
+    assert "*counterfactual test not run yet" in body
 
 
 def test_an_unknown_block_or_a_damaged_output_is_one_line(tmp_path, capsys):

@@ -167,6 +167,18 @@ def missing_runs(found: dict) -> list[str]:
     return [name for name in PIPELINES.values() if name not in found.get("runs", {})]
 
 
+# what the paper reads of a build's outputs (its own outputs and the timings change on every
+# render and every stage, and are not numbers it reports)
+REPORTED = ("metrics/", "configs/", "paper/inputs/")
+
+
+def changed_since(found: dict, root: Path) -> list[str]:
+    """The build's reported outputs whose file differs from what the build wrote."""
+    return [path for path, digest in found["outputs"].items()
+            if path.startswith(REPORTED) and not path.startswith("metrics/timing/")
+            and (not (Path(root) / path).is_file() or sha256(Path(root) / path) != digest)]
+
+
 def check(root: Path) -> list[str]:
     """What keeps the committed paper from reading one build: pipelines not run at the build's
     commit, and inputs of the paper's manifest that did not come from it."""

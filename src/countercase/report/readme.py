@@ -13,68 +13,23 @@ outputs say (a test runs it on the committed files).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import yaml
 
-from countercase import layout as L
-from countercase.confirm.analysis import bootstrap
 from countercase.report import calibrate
-from countercase.report.headline import RESAMPLES
+from countercase.report.outputs import Outputs, p_value, tested
+from countercase.report.results import RESULTS
 from countercase.report.rebuild import table as rebuild_table
+from countercase.report.scaleout_table import scaleout
 from countercase.report.stage_times import budgets, markdown as stage_table
-from countercase.retrieve.served import FALLBACK
 
 BLOCK = re.compile(r"(<!-- measured:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
                    r"(<!-- /measured:(?P=name) -->)", re.DOTALL)
-
-
-class Outputs:
-    """The pipeline's outputs under ``root``; a missing file reads as None (its rows say so)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-
-    def json(self, relative: str) -> Any:
-        path = self.root / relative
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-    def metric(self, name: str) -> Any:
-        return self.json(f"metrics/{name}")
-
-    def both(self, stem: str) -> Any:
-        """``metrics/<stem>.json`` of the default pipeline with the opt-in pipeline's
-        ``<stem>_ft.json`` folded in (retrieval, evaluation): the fine-tuned encoder's
-        conditions beside the others, their tests beside the others'."""
-        return with_opt_in(self.metric(f"{stem}.json"), self.metric(f"{stem}_ft.json"))
-
-    def yaml(self, relative: str) -> Any:
-        path = self.root / relative
-        return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def with_opt_in(default: dict | None, opt_in: dict | None) -> dict | None:
-    """Per collection, the opt-in build's scores (or ``significance`` tests, measure -> baseline
-    -> condition) added to the default build's; the default's notes otherwise kept."""
-    if not default or not opt_in:
-        return default
-    merged = {}
-    for collection, found in default.items():
-        extra = opt_in.get(collection, {})
-        if "significance" not in found:
-            merged[collection] = {**found, **extra}
-            continue
-        added = extra.get("significance", {})
-        merged[collection] = {**found, "significance": {
-            measure: {base: {**tests, **added.get(measure, {}).get(base, {})}
-                      for base, tests in bases.items()}
-            for measure, bases in found["significance"].items()}}
-    return merged
 
 
 def _served(found: dict) -> dict:
@@ -87,29 +42,8 @@ def _f(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def _plural(n: int, word: str) -> str:
-    return word if n == 1 else f"{word}s"
-
-
 def _pct(value: float) -> str:
     return f"{value:.0%}"
-
-
-def p_value(value: float) -> str:
-    """A p value as the README and the paper print it (two significant digits)."""
-    return f"{value:.2g}"
-
-
-def tested(found: dict | None) -> str:
-    """A paired test of ``metrics/evaluation.json`` (or of a stage that writes the same fields)
-    in words: its Holm-corrected p values, or why there are none."""
-    if not found:
-        return "not tested"
-    if found.get("t_p") is None:  # the two runs are the same on every query
-        return "identical runs"
-    if "t_p_holm" not in found:
-        return f"t p {p_value(found['t_p'])}, Wilcoxon {p_value(found['wilcoxon_p'])}"
-    return f"Holm t p {p_value(found['t_p_holm'])}, Wilcoxon {p_value(found['wilcoxon_p_holm'])}"
 
 
 def _test(significance: dict, reference: str, condition: str) -> str:
@@ -608,55 +542,6 @@ def cpu_classes(o: Outputs) -> str:
                                  list(pipeline["stages"]))
 
 
-def scaleout(o: Outputs) -> str:
-    """The sharded dataflow on 1 and 2 workers, the dense index at corpus scale and the
-    capacity plan (``python -m countercase.scaleout.bench``)."""
-    scale = o.metric("scaleout.json")
-    if not scale:
-        return "*not measured yet: `python -m countercase.scaleout.bench`*\n"
-    one, two, by_phase = scale["workers_1"], scale["workers_2"], scale["speedup_2_workers_by_phase"]
-    phases = [
-        (f"judgments: extract, fact sheets, chunking (AILA, {one['aila_judgments']:,})",
-         f"{one['aila_judgments_per_second']} /s", f"{two['aila_judgments_per_second']} /s",
-         by_phase["judgments_aila"]),
-        (f"PDFs read, extracted, chunked ({one['pdf_documents']} real PDFs, "
-         f"{one['pdf_pages']} pages)", f"{one['pdf_pages_per_second']} pages/s",
-         f"{two['pdf_pages_per_second']} pages/s", by_phase["judgments_pdfs"]),
-        (f"embedding (first {one['embed_chunks']:,} chunks)", f"{one['passages_per_second']} /s",
-         f"{two['passages_per_second']} /s", by_phase["embedding"]),
-        ("the whole dataflow (sum of the phases)", f"{one['total_seconds']:.0f} s",
-         f"{two['total_seconds']:.0f} s", f"**{scale['speedup_2_workers']}** (ideal 2)")]
-    dense, plan = scale["dense_index"], scale["capacity"]
-    at_scale = dense["at_corpus_scale"]
-    hours = "; ".join(f"{n} {_plural(int(n), 'worker')}: {h['total_hours']} h (PDFs and extract "
-                      f"{h['pdf_reading_and_extract']} h, embedding {h['embedding']} h)"
-                      for n, h in plan["hours_by_workers"].items())
-    return (
-        "| phase | 1 worker | 2 workers | speed-up |\n"
-        "|--------------------------------|----------:|----------:|----------:|\n"
-        + "".join(f"| {what} | {a} | {b} | {x} |\n" for what, a, b, x in phases)
-        + f"\nThe dense index at corpus scale (the stored {dense['vectors']:,} embeddings, the "
-        f"{dense['queries']} AILA queries, {dense['threads']} "
-        f"{_plural(dense['threads'], 'thread')}):\n\n"
-        "| index | recall@100 vs exact | p50 ms/query | memory MB | build s |\n"
-        "|---|---:|---:|---:|---:|\n"
-        + "".join(f"| {i['index']} | {i['recall_at_100']} | {i['latency_ms_p50']} | "
-                  f"{i['memory_mb']} | {i.get('build_seconds', '-')} |\n" for i in dense["indexes"])
-        + f"\nBy the rule written before the measurement (exact search while its latency "
-        f"projected to the whole corpus stays under {at_scale['budget_ms']:.0f} ms, else the "
-        f"fastest index with recall@100 of at least {at_scale['min_recall']}): exact search "
-        f"projects to {at_scale['projected_exact_ms_p50']} ms a query at {plan['chunks']:,} "
-        f"chunks, so the choice is **{at_scale['chosen']}**.\n\n"
-        f"**Capacity plan for the open dataset** ({plan['judgments']:,} judgments; "
-        f"{plan['pages_per_judgment']} pages a judgment as in the real PDFs, "
-        f"{plan['chunks_per_judgment']} chunks as in AILA's judgments), from the 1-worker costs "
-        f"and the measured 2-worker efficiency ({plan['parallel_efficiency']}), assumed to hold "
-        f"on more workers (only 2 cores could be measured here): {hours}. The bottleneck is "
-        f"{plan['bottleneck'].replace('_', ' ')}. Beside the PDFs: about "
-        f"{plan['chunk_table_gb']} GB of chunk table and {plan['vectors_gb']} GB of vectors "
-        "(also the memory of the exact index).\n")
-
-
 def rebuild(o: Outputs) -> str:
     try:
         return rebuild_table(o.root) + "\n"
@@ -666,89 +551,50 @@ def rebuild(o: Outputs) -> str:
         return f"*{what}*\n"
 
 
-# the README's first table: each question a collection asks, in the order a reader meets them
-HEADLINE: tuple[tuple[str, str], ...] = (
-    ("aila2019-task1", "precedents for a case description: AILA 2019 Task 1"),
-    ("citations", "precedents for a judgment's own text: citation collection, held-out half"),
-    ("aila2019-task2", "statutes for a case description: AILA 2019 Task 2"))
-
-
-def _map_ci(o: Outputs, collection: str, condition: str, score: float) -> list[float] | None:
-    """The 95 % bootstrap interval of ``condition``'s MAP on ``collection``, from the per-query
-    table the paper keeps (``paper/inputs/``), drawn as the paper's headline tables draw it
-    (:mod:`countercase.report.headline`: the queries in order, ``params.yaml`` ``seed``); None
-    where the table is missing or comes from another run than ``score`` (its mean differs)."""
-    table = next((o.root / kept for made, kept in L.PAPER_INPUTS.items()
-                  if made.parent.name == collection and made.suffix == ".csv"), None)
-    seed = (o.yaml("params.yaml") or {}).get("seed")
-    if table is None or not table.is_file() or seed is None:
-        return None
-    import pandas as pd
-
-    frame = pd.read_csv(table)
-    frame = frame[frame["condition"] == condition].set_index("qid").sort_index()
-    maps = frame["MAP"].to_numpy(dtype=float) if "MAP" in frame else []
-    if not len(maps) or abs(float(maps.mean()) - score) > 6e-5:
-        return None
-    return bootstrap(maps, RESAMPLES, seed, (0.95,))["ci95"]
-
-
 def _with_ci(value: float, ci: list[float] | None) -> str:
     return f"{_f(value)} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _f(value)
 
 
 def headline(o: Outputs) -> str:
-    """The README's first table: per collection the served system's MAP against chunk BM25
-    and the AILA 2019 track's best run, and the counterfactual answer in one row (the
-    preregistered v3 test of ``metrics/counterfactual.json``)."""
-    retrieval, evaluation = o.metric("retrieval.json"), o.metric("evaluation.json") or {}
-    track = o.yaml("paper/aila2019_track.yaml") or {}
-    v3 = (o.metric("counterfactual.json") or {}).get("validity_v3")
-    rows, notes, no_interval = [], [], []
-    for collection, question in HEADLINE if retrieval else ():
-        scores = retrieval.get(collection, {})
-        served = scores.get("served")
-        condition = "served" if served else FALLBACK  # statutes: the route ranks judgments only
-        if condition not in scores or "bm25" not in scores:
-            notes.append(f"*{collection}: the served system or chunk BM25 not scored in "
-                         "`metrics/retrieval.json`*")
+    """The README's first table, formatted from the results table (``metrics/results.json``,
+    :mod:`countercase.report.results`): per collection the served system's MAP against chunk
+    BM25 and the AILA 2019 track's best run, and the counterfactual answer in one row."""
+    found = o.json(str(RESULTS))
+    if not found:
+        return (f"*the results table `{RESULTS}` is missing: `python -m "
+                "countercase.report.results` (`make repro` runs it)*\n")
+    rows, notes = [], []
+    for name, c in found["collections"].items():
+        by = {row["system"]: row for row in c["rows"]}
+        if c["served"] not in by or "bm25" not in by:
+            notes.append(f"*{name}: the served system or chunk BM25 not scored*")
             continue
-        name = served["system"] if served else FALLBACK
-        cis = {c: _map_ci(o, collection, c, scores[c]["MAP"]) for c in (condition, "bm25")}
-        no_interval += [f"`{c}` on {collection}" for c, ci in cis.items() if ci is None]
-        n = evaluation.get(collection, {}).get("n_test_queries")
-        best = track.get(collection.removeprefix("aila2019-")) if collection.startswith(
-            "aila2019-") else None
-        rows.append(f"| {question}{f' ({n} queries)' if n else ''} | `{name}` | "
-                    f"{_with_ci(scores[condition]['MAP'], cis[condition])} | "
-                    f"{_with_ci(scores['bm25']['MAP'], cis['bm25'])} | "
+        served, bm25, n, best = by[c["served"]], by["bm25"], c["n_test_queries"], c["track"]
+        rows.append(f"| {c['question']}{f' ({n} queries)' if n else ''} | "
+                    f"`{c['served_system']}` | {_with_ci(served['MAP'], served['MAP_ci'])} | "
+                    f"{_with_ci(bm25['MAP'], bm25['MAP_ci'])} | "
                     + (f"{best['MAP']} (`{best['run']}`)" if best else "-") + " |")
-    if not retrieval:
-        notes.append("*retrieval not scored yet: `metrics/retrieval.json` is missing (stage "
-                     "`evaluate`)*")
-    if v3 and "trees" in v3.get("by_ranker", {}):
+    v3 = found["counterfactual"]
+    if v3:
         trees, bm25 = v3["by_ranker"]["trees"], v3["by_ranker"].get("bm25")
         def excess(r: dict) -> str:
             return f"excess {r['excess_mean']:+.4f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
-        settings = v3.get("settings", {})
+        settings = v3["settings"]
         target = (f" (p < {settings['alpha']}, placebo ratio >= {settings['placebo_ratio']:g})"
-                  if {"alpha", "placebo_ratio"} <= set(settings) else "")
+                  if None not in settings.values() else "")
         rows.append(
             "| counterfactual: does editing one fact move the precedents courts cite for the new "
             f"fact? (preregistered, {v3['n_cases']} held-out cases; excess log-rank over a matched "
             f"placebo) | the trees' `{v3['trees_search']}` | {excess(trees)}, Wilcoxon p "
             f"{p_value(trees['p']) if trees['p'] > 0 else '< 1e-6'}, placebo ratio "  # 6 decimals
             f"{trees['placebo_ratio']:.2f}; the target{target} "
-            f"{'met' if v3.get('target_met') else 'not met'} | "
-            + (excess(bm25) if bm25 and bm25.get("excess_mean") is not None else "-") + " | - |")
+            f"{'met' if v3['target_met'] else 'not met'} | "
+            + (excess(bm25) if bm25 else "-") + " | - |")
     else:
         notes.append("*counterfactual test not run yet: `metrics/counterfactual.json` has no "
                      "`validity_v3` (stage `validity_v3`, `make repro-extended`)*")
     if not rows:  # the notes, in one line
         return "*" + "; ".join(note.strip("*") for note in notes) + "*\n"
-    if no_interval:
-        notes.append("*no interval for " + ", ".join(no_interval) + ": its per-query table in "
-                     "`paper/inputs/` is missing or from another run (stage `paper`)*")
     return ("| question (test queries) | served system | MAP [95% CI] | chunk BM25 | "
             "AILA 2019 track's best run |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
             + "".join(f"\n{note}\n" for note in notes))

@@ -1,0 +1,126 @@
+"""The results table: the headline numbers the README and the paper report, computed once.
+
+:func:`table` reads the pipeline's outputs (``metrics/``, ``params.yaml``, the AILA track's
+best runs and the per-query tables the paper keeps in ``paper/inputs/``) and returns, per
+collection, the headline systems of :mod:`countercase.report.headline` (MAP with its 95 %
+bootstrap interval, P@10, RR, the Holm-corrected paired test against the served system, the
+smallest difference the queries detect) after the track's best run, and the counterfactual
+answer (the preregistered v3 test). ``python -m countercase.report.results`` writes it to
+:data:`RESULTS`; the README's headline block formats that file and the paper's cells format
+:func:`table`: neither draws an interval or runs a test of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from countercase import layout as L
+from countercase.config import load_params
+from countercase.report.headline import headline
+from countercase.report.outputs import Outputs
+from countercase.retrieve.served import served_system
+
+RESULTS = Path("metrics/results.json")
+# each question a collection asks, in the order a reader meets them, and the task it ranks for
+COLLECTIONS: dict[str, tuple[str, str]] = {
+    "aila2019-task1": ("precedents", "precedents for a case description: AILA 2019 Task 1"),
+    "citations": ("precedents", "precedents for a judgment's own text: citation collection, "
+                  "held-out half"),
+    "aila2019-task2": ("statutes", "statutes for a case description: AILA 2019 Task 2")}
+
+
+class ResultsError(Exception):
+    """An output the results table needs is missing; the message names it."""
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value: NaN as null, numpy scalars as Python numbers."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):
+        return _plain(value.item())
+    return value
+
+
+def per_query(o: Outputs, collection: str) -> Path | None:
+    """The per-query table of ``collection`` the paper keeps (``paper/inputs/``)."""
+    return next((o.root / kept for made, kept in L.PAPER_INPUTS.items()
+                 if made.parent.name == collection and made.suffix == ".csv"), None)
+
+
+def collection(o: Outputs, name: str, seed: int, served: str) -> dict[str, Any]:
+    """One collection's headline rows, the track's best run first where the track scored it."""
+    table = per_query(o, name)
+    if table is None or not table.is_file():
+        raise ResultsError(f"{table or name}: the per-query table is missing (stage `paper` "
+                           "copies it from `evaluate`)")
+    track = (o.yaml(str(L.TRACK_RESULTS)) or {}).get(name.removeprefix("aila2019-")) \
+        if name.startswith("aila2019-") else None
+    rows = headline(pd.read_csv(table), name, served, seed, track)
+    retrieval = (o.metric("retrieval.json") or {}).get(name, {})
+    return {"question": COLLECTIONS[name][1],
+            "n_test_queries": (o.metric("evaluation.json") or {}).get(name, {})
+            .get("n_test_queries"),
+            "served": served,
+            "served_system": retrieval.get("served", {}).get("system", served),
+            "track": ({"run": track["run"], **{m: track[m] for m in ("MAP", "P@10", "RR")}}
+                      if track else None),
+            "rows": [{key: _plain(value) for key, value in row.items()}
+                     for row in rows.to_dict("records")]}
+
+
+def counterfactual(o: Outputs) -> dict[str, Any] | None:
+    """The preregistered v3 test's answer (``metrics/counterfactual.json``), or None where it
+    has not run."""
+    v3 = (o.metric("counterfactual.json") or {}).get("validity_v3")
+    if not v3 or "trees" not in v3.get("by_ranker", {}):
+        return None
+    keep = ("excess_mean", "ci", "p", "placebo_ratio")
+    return {"n_cases": v3["n_cases"], "trees_search": v3["trees_search"],
+            "target_met": bool(v3.get("target_met")),
+            "settings": {k: v3.get("settings", {}).get(k) for k in ("alpha", "placebo_ratio")},
+            "by_ranker": {name: {k: found.get(k) for k in keep}
+                          for name, found in v3["by_ranker"].items()
+                          if found.get("excess_mean") is not None}}
+
+
+def table(o: Outputs) -> dict[str, Any]:
+    """The results table of the outputs under ``o.root``."""
+    params = o.root / "params.yaml"
+    if not params.is_file():
+        raise ResultsError(f"{params} is missing")
+    found = load_params(params)
+    collections = {}
+    for name, (task, _) in COLLECTIONS.items():
+        collections[name] = collection(o, name, found.seed, served_system(found, task))
+    return {"collections": collections, "counterfactual": counterfactual(o)}
+
+
+def write(root: Path) -> Path:
+    path = Path(root) / RESULTS
+    path.write_text(json.dumps(table(Outputs(root)), indent=1) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=Path("."), help="The repository.")
+    args = parser.parse_args(argv)
+    try:
+        print(write(args.root))
+    except ResultsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

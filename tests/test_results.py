@@ -1,0 +1,45 @@
+"""The results table (``countercase.report.results``): computed once, from the outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from countercase.report import results
+from countercase.report.outputs import Outputs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_committed_results_table_is_what_the_committed_outputs_say():
+    committed = json.loads((ROOT / results.RESULTS).read_text(encoding="utf-8"))
+    assert committed == json.loads(json.dumps(results.table(Outputs(ROOT))))
+
+
+def test_the_table_sets_each_collection_against_bm25_and_the_served_system():
+    found = results.table(Outputs(ROOT))
+    assert list(found["collections"]) == list(results.COLLECTIONS)
+    for name, collection in found["collections"].items():
+        systems = [row["system"] for row in collection["rows"]]
+        assert collection["served"] in systems and "bm25" in systems, name
+        served = systems.index(collection["served"])
+        for row in collection["rows"]:
+            if row["MAP_ci"] is not None:  # the track's best run has no per-query scores
+                low, high = row["MAP_ci"]
+                assert low <= row["MAP"] <= high, (name, row["system"])
+        assert collection["rows"][served]["vs_served"] is None
+
+
+def test_a_missing_per_query_table_is_named(tmp_path, capsys):
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    assert results.main(["--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "per_query.csv" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_missing_parameters_are_named(tmp_path):
+    with pytest.raises(results.ResultsError, match="params.yaml"):
+        results.table(Outputs(tmp_path))
