@@ -79,6 +79,8 @@ def test_a_stage_rerun_or_a_source_edited_after_the_build_is_named(project: Path
     said = build.provenance(["metrics/score.json", "params.yaml", "out/run.txt"], project)
     assert said == {"metrics/score.json": build.AFTER, "params.yaml": build.AFTER,
                     "out/run.txt": found["commit"]}
+    (project / "params.yaml").write_text("k: 1  # a comment the build did not read\n")
+    assert build.provenance(["params.yaml"], project) == {"params.yaml": found["commit"]}
 
 
 def test_a_run_with_uncommitted_sources_is_refused(project: Path) -> None:

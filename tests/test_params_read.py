@@ -4,8 +4,11 @@ does not declare is named (countercase.dag.params)."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
+import yaml
 
 from countercase import config
 from countercase.dag import params as params_read
@@ -79,3 +82,24 @@ def test_an_opt_in_stage_is_recorded_under_its_name(tmp_path, monkeypatch):
     finally:
         config.stop_reads()
     assert params_read.write(found, tmp_path) == tmp_path / "validity_v2.json"
+
+
+def test_no_measured_number_lives_in_a_comment_of_params_yaml():
+    """Issue 60: params.yaml says what each value governs; what a run measured lives in
+    metrics/. A decimal in a comment may only name another setting of the file."""
+    text = (Path(__file__).resolve().parents[1] / "params.yaml").read_text(encoding="utf-8")
+
+    def values(node):
+        if isinstance(node, dict):
+            return [v for value in node.values() for v in values(value)]
+        if isinstance(node, list):
+            return [v for value in node for v in values(value)]
+        return [node]
+
+    settings = {float(v) for v in values(yaml.safe_load(text))
+                if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    comments = [line.split("#", 1)[1] for line in text.splitlines() if "#" in line]
+    found = [(number, comment.strip()) for comment in comments
+             for number in re.findall(r"(?<![\w.])\d+\.\d+", comment)
+             if float(number) not in settings]
+    assert found == []
