@@ -57,6 +57,20 @@ PROFILES_OPTION = typer.Option(
 GROUPS_OPTION = typer.Option(layout.RERANKER_GROUPS,
                              help="Resolved citations (stage train_reranker).")
 GOLD_OPTION = typer.Option(layout.DISPOSITIVE_GOLD, help="Gold dispositive facts.")
+TARGETS_OPTION = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl.")
+
+
+def metrics_option(what: str = "the measurements") -> Any:
+    """``--metrics``: where a command writes ``what`` (JSON); nowhere when not given."""
+    return typer.Option(None, help=f"Write {what} here (JSON).")
+
+
+def resume_option(default: Path, section: str) -> Any:
+    """``--resume-dir`` of a training loop that saves its state every
+    ``<section>.resume_every`` steps (params.yaml)."""
+    return typer.Option(default, help=f"The training state is saved here every {section}."
+                        "resume_every steps; a run on the same inputs goes on from it. Cleared "
+                        "when the stage is done.")
 
 
 def option_group(build: type, options: dict[str, Any]):

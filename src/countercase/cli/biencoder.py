@@ -10,8 +10,8 @@ import typer
 
 from countercase import layout
 from countercase.biencoder.run import run_train_biencoder
-from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, app, require, require_folder,
-                                  write_json)
+from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, app, metrics_option, require,
+                                  require_folder, resume_option, write_json)
 from countercase.config import load_params
 from countercase.report import stage_times
 
@@ -24,11 +24,8 @@ def train_biencoder(
                                 help="The mined citation groups (stage train_reranker)."),
     citations: Path = CITATIONS_OPTION,
     out: Path = typer.Option(layout.BIENCODER),
-    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
-    resume_dir: Path = typer.Option(
-        layout.BIENCODER_RESUME, help="The training state is saved here every "
-        "biencoder.resume_every steps; a run on the same inputs goes on from it. Cleared when "
-        "the stage is done."),
+    metrics: Optional[Path] = metrics_option(),
+    resume_dir: Path = resume_option(layout.BIENCODER_RESUME, "biencoder"),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Fine-tune the dense encoder on the citation collection's tuning pairs (dev: checkpoints)."""

@@ -11,8 +11,9 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, TIMING_OPTION, CaseFiles,
-                                  UserError, app, case_files, index_paths, require, write_json)
+from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, TARGETS_OPTION, TIMING_OPTION,
+                                  CaseFiles, UserError, app, case_files, index_paths, require,
+                                  write_json)
 from countercase.config import load_params
 from countercase.confirm.prereg import PreregistrationError
 from countercase.confirm.run import Inputs as V2Inputs, run_validity_v2
@@ -38,7 +39,7 @@ def validity_v3(
     paths: IndexPaths,
     out: Path = typer.Option(layout.VALIDITY_V3_OUT, help="Rows and summary."),
     citations: Path = CITATIONS_OPTION,
-    targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
+    targets: Path = TARGETS_OPTION,
     prereg: Path = typer.Option(layout.VALIDITY_V3, help="The preregistration."),
     pilot: int = typer.Option(0, min=0, help="Run on this many tuning cases with targets "
                               "instead, without the guard (the pilot: code, time, sample size)."),

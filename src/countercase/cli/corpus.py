@@ -11,8 +11,8 @@ import typer
 
 from countercase import layout
 from countercase.case import find_root
-from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, require,
-                                  require_folder, writable, write_json)
+from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, UserError, app, metrics_option,
+                                  require, require_folder, writable, write_json)
 from countercase.config import load_params
 from countercase.extract.evaluation import evaluate_extraction
 from countercase.extract.run import run_extract
@@ -36,7 +36,7 @@ def ingest(
     sc_root: Optional[Path] = typer.Option(
         None, help="Local copy of the indian-supreme-court-judgments open-data bucket."),
     out: Path = typer.Option(layout.INGEST, help="Output folder."),
-    metrics: Optional[Path] = typer.Option(None, help="Write the counts here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the counts"),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:

@@ -15,8 +15,8 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CITATIONS_OPTION, EDGES_OPTION,
                                   LIVE_OPTION, PARAMS_OPTION, PROFILES_OPTION, TIMING_OPTION,
-                                  CaseFiles, UserError, app, case_files, index_paths, read_json,
-                                  require, writable, write_json)
+                                  CaseFiles, UserError, app, case_files, index_paths,
+                                  metrics_option, read_json, require, writable, write_json)
 from countercase.cli.explain import tree_explainer
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
@@ -49,6 +49,13 @@ def case_sets(params, cases: CaseFiles, fresh: int = 0):
     return load_cases(params, validity_inputs(cases.require()), fresh)
 
 
+def _reported(what: str, stage: str, key: str):
+    """An optional summary of another stage that perturb's metrics report under ``key``."""
+    return typer.Option(None, help=f"{what[0].upper()}{what[1:]} (stage {stage}), reported "
+                        f"under {key}.")
+
+
+@app.command()
 @app.command()
 @index_paths
 @case_files
@@ -57,19 +64,16 @@ def perturb(
     cases: CaseFiles,
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
     out: Path = typer.Option(layout.TREES),
-    metrics: Optional[Path] = typer.Option(None, help="Write the summary here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the summary"),
     timing: Optional[Path] = TIMING_OPTION,
     choice: Path = typer.Option(layout.TREES_CHOICE,
                                 help="Where the trees' fact weight and its rule go."),
-    confirmatory: Optional[Path] = typer.Option(
-        None, help="The confirmatory experiment's summary (stage validity_v2), reported under "
-        "validity_v2."),
-    directional: Optional[Path] = typer.Option(
-        None, help="The directional test's summary (stage validity_v3), reported under "
-        "validity_v3."),
-    holdings: Optional[Path] = typer.Option(
-        None, help="The holding profiles' metrics (stage holdings), reported under "
-        "holding_profiles."),
+    confirmatory: Optional[Path] = _reported("the confirmatory experiment's summary",
+                                             "validity_v2", "validity_v2"),
+    directional: Optional[Path] = _reported("the directional test's summary", "validity_v3",
+                                            "validity_v3"),
+    holdings: Optional[Path] = _reported("the holding profiles' metrics", "holdings",
+                                         "holding_profiles"),
     system: Optional[str] = typer.Option(
         None, help="The system every node searches, by its name in configs/systems.yaml "
         "(default: the learned system when ltr is served, else params.yaml perturb.system)."),
@@ -101,7 +105,7 @@ def llm_check(
     calibration: Path = typer.Option(layout.LLM_CALIBRATION, help="The labelled candidates that "
                                      "measure it as a classifier (llm-calibration-sample)."),
     out: Path = typer.Option(layout.LLM_CHECK),
-    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    metrics: Optional[Path] = metrics_option(),
     timing: Optional[Path] = TIMING_OPTION,
     sample_only: bool = typer.Option(False, help="Only write the sample to label (no LLM)."),
     recording: Path = typer.Option(layout.recording("llm_check"),

@@ -18,7 +18,7 @@ from rich.table import Table
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
                                   TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app,
-                                  index_paths, require_folder, writable, write_json)
+                                  index_paths, metrics_option, require_folder, writable, write_json)
 from countercase.config import load_params
 from countercase.datasets import AILA_COLLECTIONS
 from countercase.datasets.limits import KINDS
@@ -82,8 +82,8 @@ def evaluate(
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     ft_choice: Path = FT_CHOICE_OPTION,
-    metrics: Optional[Path] = typer.Option(None, help="Write the scores here (JSON)."),
-    summary: Optional[Path] = typer.Option(None, help="Write tests, timings, notes here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the scores"),
+    summary: Optional[Path] = metrics_option("tests, timings, notes"),
     timing: Optional[Path] = TIMING_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
     resume_dir: Optional[Path] = typer.Option(
@@ -156,7 +156,7 @@ def regress(
     runs: Optional[Path] = typer.Option(
         None, help="Score the run files here (the evaluate stage's out) instead of re-running."),
     regressions: Path = typer.Option(layout.REGRESSIONS, help="The regression files."),
-    metrics: Optional[Path] = typer.Option(None, help="Write the verification here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the verification"),
     aila_dir: Path = AILA_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
     variants_dir: Path = typer.Option(layout.EVALUATE / "chunkings",

@@ -12,7 +12,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, PROFILES_OPTION, TIMING_OPTION,
-                                  app, require, write_json)
+                                  app, metrics_option, require, write_json)
 from countercase.config import load_params
 from countercase.explain.run import open_explainer, run_explain
 from countercase.holdings.case_targets import Inputs
@@ -30,7 +30,7 @@ def explain(
     chunks: Path = CHUNKS_OPTION,
     out: Path = typer.Option(layout.EXPLANATIONS,
                              help="A folder (every tree) or, with --tree, a Markdown file."),
-    metrics: Optional[Path] = typer.Option(None, help="Write faithfulness here (JSON)."),
+    metrics: Optional[Path] = metrics_option("faithfulness"),
     timing: Optional[Path] = TIMING_OPTION,
     profiles: Optional[Path] = PROFILES_OPTION,
     citations: Path = CITATIONS_OPTION,

@@ -16,7 +16,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (LIVE_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  read_json, require, write_json)
+                                  metrics_option, read_json, require, write_json)
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
 from countercase.factsheet.rules import extract_rules
@@ -37,7 +37,7 @@ def factsheets(
     extract_dir: Path = typer.Option(layout.EXTRACT),
     queries: Path = typer.Option(layout.AILA_QUERIES, help="AILA topics."),
     out: Path = typer.Option(layout.FACTSHEETS),
-    metrics: Optional[Path] = typer.Option(None, help="Write the coverage here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the coverage"),
     timing: Optional[Path] = TIMING_OPTION,
     ner_model: Optional[Path] = typer.Option(
         None, help="The trained entity tagger (stage train_ner): tag the sheets' texts."),
@@ -69,7 +69,7 @@ def factsheets(
 def adjacency(
     extract_dir: Path = typer.Option(layout.EXTRACT),
     out: Path = typer.Option(layout.SECTION_EDGES),
-    metrics: Optional[Path] = typer.Option(None, help="Write the edge counts here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the edge counts"),
     min_count: int = typer.Option(3, min=1, help="Co-citations needed for an edge."),
 ) -> None:
     """The section adjacency map (chapters, cross-references, co-citation, IPC->BNS, CrPC->BNSS)."""

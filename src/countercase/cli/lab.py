@@ -19,8 +19,8 @@ import pandas as pd
 import typer
 
 from countercase import layout
-from countercase.cli.base import (PARAMS_OPTION, CaseFiles, UserError, app, case_files, require,
-                                  writable, write_json)
+from countercase.cli.base import (PARAMS_OPTION, CaseFiles, UserError, app, case_files,
+                                  metrics_option, require, writable, write_json)
 from countercase.cli.counterfactual import case_sets
 from countercase.config import load_params
 from countercase.factsheet.roles import sample_numbers
@@ -157,7 +157,7 @@ def audit_blind(
 @lab.command("audit-results")
 def audit_results_command(
     folder: Path = typer.Option(layout.LEGAL_AUDIT, help="Folder of the audit's files."),
-    out: Optional[Path] = typer.Option(None, help="Write the results here (JSON)."),
+    out: Optional[Path] = metrics_option("the results"),
 ) -> None:
     """The legal audit's results from its samples and label files (the perturb stage writes the
     same into metrics/counterfactual.json legal_audit)."""

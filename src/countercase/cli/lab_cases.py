@@ -20,7 +20,8 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (CHUNKS_OPTION, CITATIONS_OPTION, GROUPS_OPTION, PARAMS_OPTION,
-                                  CaseFiles, UserError, app, case_files, index_paths, require)
+                                  TARGETS_OPTION, CaseFiles, UserError, app, case_files,
+                                  index_paths, require)
 from countercase.cli.counterfactual import case_sets
 from countercase.cli.lab import lab
 from countercase.config import load_params
@@ -110,7 +111,7 @@ def validity_feasibility(
 @index_paths
 def validity_v3_cases(
     paths: IndexPaths,
-    targets: Path = typer.Option(layout.CASE_TARGETS, help="Stage targets' targets.jsonl."),
+    targets: Path = TARGETS_OPTION,
     citations: Path = CITATIONS_OPTION,
     part: str = typer.Option("heldout", help="The citation collection's part (tuning: a pilot)."),
     out: Optional[Path] = typer.Option(None, help="Write the list here (the preregistration's "

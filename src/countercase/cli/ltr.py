@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, app, index_paths, require,
-                                  require_folder, write_json)
+from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, app, index_paths, metrics_option,
+                                  require, require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.layout import IndexPaths
 from countercase.ltr.run import choice as chosen, run_train_ltr
@@ -38,7 +38,7 @@ def train_ltr(
     serving_choice: Path = typer.Option(layout.SERVING_CHOICE,
                                         help="Where the serving choice goes."),
     aila_dir: Path = typer.Option(layout.AILA, help="AILA 2019 (its tuning queries)."),
-    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    metrics: Optional[Path] = metrics_option(),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:

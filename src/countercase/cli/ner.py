@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import PARAMS_OPTION, TIMING_OPTION, app, require, write_json
+from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, app, metrics_option, require,
+                                  write_json)
 from countercase.config import load_params
 from countercase.ner.train import first_window as probe, train_ner as run
 from countercase.runtime.cpu import facts
@@ -20,7 +21,7 @@ def train_ner(
     data: Path = typer.Option(layout.NER_DATA,
                               help="InLegalNER BIO files NER_{TRAIN,DEV}_{JUDGEMENT,PREAMBLE}.txt."),
     out: Path = typer.Option(layout.NER, help="The model goes to OUT/model."),
-    metrics: Optional[Path] = typer.Option(None, help="Write the dev scores here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the dev scores"),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
     first_window: int = typer.Option(

@@ -10,7 +10,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, LIVE_OPTION, PARAMS_OPTION, UserError, app,
-                                  index_paths, require, write_json)
+                                  index_paths, metrics_option, require, write_json)
 from countercase.config import load_params
 from countercase.factsheet.llm import LlmUnavailableError, open_recording
 from countercase.factsheet.llm_replay import check
@@ -26,7 +26,7 @@ def rerank_llm(
     paths: IndexPaths,
     aila_dir: Path = AILA_OPTION,
     out: Path = typer.Option(layout.RERANK_LLM),
-    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    metrics: Optional[Path] = metrics_option(),
     recording: Path = typer.Option(layout.recording("rerank_llm"),
                                    help="The LLM's recorded answers."),
     live: bool = LIVE_OPTION,
@@ -59,7 +59,7 @@ def rerank_llm(
 @app.command("llm-replay")
 def llm_replay(
     recordings: Path = typer.Option(layout.RECORDINGS, help="The recordings' folder."),
-    metrics: Optional[Path] = typer.Option(None, help="Write the agreement here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the agreement"),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Ask a seeded sample of the recorded LLM prompts again and report how many answers match

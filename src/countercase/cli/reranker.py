@@ -12,7 +12,8 @@ import typer
 from countercase import layout
 from countercase.citations.run import run_citations
 from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  require, require_folder, write_json)
+                                  metrics_option, require, require_folder, resume_option,
+                                  write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import aila
 from countercase.report import stage_times
@@ -43,15 +44,12 @@ def train_reranker(
                                    help="The citation collection (stage citations): its dev "
                                         "queries choose, its held-out ones never train."),
     out: Path = typer.Option(layout.RERANKER),
-    metrics: Optional[Path] = typer.Option(None, help="Write the measurements here (JSON)."),
+    metrics: Optional[Path] = metrics_option(),
     timing: Optional[Path] = TIMING_OPTION,
     choice: Path = typer.Option(layout.RERANKER_CHOICE,
                                 help="Where the choice (reranker on or off) and its rule go."),
     judgments: int = typer.Option(0, help="Mine only this many citing judgments (0: all)."),
-    resume_dir: Path = typer.Option(
-        layout.RERANKER_RESUME, help="The training state is saved here every "
-        "reranker.resume_every steps; a run on the same inputs goes on from it. Cleared when "
-        "the stage is done."),
+    resume_dir: Path = resume_option(layout.RERANKER_RESUME, "reranker"),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Mine citation pairs, train the domain cross-encoder, export it to ONNX, measure it, and
@@ -90,7 +88,7 @@ def citations(
     extract_dir: Path = typer.Option(layout.EXTRACT, help="Extract stage output."),
     aila_dir: Path = AILA_OPTION,
     out: Path = typer.Option(layout.CITATIONS),
-    metrics: Optional[Path] = typer.Option(None, help="Write the collection's counts here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the collection's counts"),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The citation collection: corpus judgments that cite others as queries, masked."""

@@ -12,8 +12,8 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
-                                  TIMING_OPTION, UserError, app, index_paths, require,
-                                  require_folder, write_json)
+                                  TIMING_OPTION, UserError, app, index_paths, metrics_option,
+                                  require, require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import load
 from countercase.datasets.aila import read_queries
@@ -69,7 +69,7 @@ def index_facts(
     statute_table: Path = typer.Option(layout.STATUTE_TABLE,
                                        help="The statute table (sections' chapters)."),
     out: Path = typer.Option(layout.FACT_INDEX),
-    metrics: Optional[Path] = typer.Option(None, help="Write the token counts here (JSON)."),
+    metrics: Optional[Path] = metrics_option("the token counts"),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The fact channel: every judgment's fact sheet as legal-fact tokens in Lucene."""

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import PARAMS_OPTION, UserError, app, require, write_json
+from countercase.cli.base import PARAMS_OPTION, UserError, app, metrics_option, require, write_json
 from countercase.config import load_params
 from countercase.scaleout.dataflow import run_dataflow
 
@@ -29,7 +29,7 @@ def scaleout(
     statutes: Path = typer.Option(layout.STATUTE_TEXTS, help="Shipped statute texts."),
     sc_metadata: Optional[Path] = typer.Option(
         layout.SC_METADATA, help="Supreme Court metadata records (JSON)."),
-    timing: Optional[Path] = typer.Option(None, help="Write the phases' timings here (JSON)."),
+    timing: Optional[Path] = metrics_option("the phases' timings"),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Run the corpus stages as shards on a local or remote Dask cluster and merge them into

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -15,7 +16,8 @@ from rich.table import Table
 
 from countercase import layout
 from countercase.cli.base import (CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
-                                  VARIANT_DOCUMENTS_OPTION, UserError, app, index_paths, require)
+                                  VARIANT_DOCUMENTS_OPTION, UserError, app, index_paths,
+                                  option_group, require)
 from countercase.config import load_params
 from countercase.datasets.limits import KINDS
 from countercase.evaluate.variants import chunk_variant
@@ -27,17 +29,34 @@ from countercase.retrieve.registry import system as registered
 from countercase.retrieve.served import served_system
 
 log = logging.getLogger("countercase")
-# what search and serve explain each hit with
-SHEETS_OPTION = typer.Option(layout.JUDGMENT_SHEETS,
-                             help="The judgments' fact sheets (the one-line explanation).")
-HOLDINGS_OPTION = typer.Option(layout.HOLDING_PROFILES, help="The holding profiles (the "
-                               "explanation's holding, stage holdings).")
+
+
+@dataclass(frozen=True)
+class ServedFiles:
+    """What search and serve open beside the indexes: the fact sheets and holding profiles
+    each hit is explained with, the citation collection and the tuning choice the systems
+    read."""
+
+    sheets: Path
+    profiles: Path
+    citations: Path
+    choice: Path
+
+
+served_files = option_group(ServedFiles, {
+    "sheets": typer.Option(layout.JUDGMENT_SHEETS,
+                           help="The judgments' fact sheets (the one-line explanation)."),
+    "profiles": typer.Option(layout.HOLDING_PROFILES, help="The holding profiles (the "
+                             "explanation's holding, stage holdings)."),
+    "citations": CITATIONS_OPTION, "choice": CHOICE_OPTION})
 
 
 @app.command()
 @index_paths
+@served_files
 def search(
     paths: IndexPaths,
+    files: ServedFiles,
     query: str = typer.Argument(..., help="The facts of a case, or any text."),
     task: str = typer.Option("precedents", help="precedents or statutes."),
     year_from: Optional[int] = typer.Option(None),
@@ -59,10 +78,6 @@ def search(
         "served as a collection of documents only."),
     collections: Path = typer.Option(layout.USER_COLLECTIONS, help="Where the indexes of a "
                                      "--docs file are kept, one folder per file."),
-    sheets: Path = SHEETS_OPTION,
-    profiles: Path = HOLDINGS_OPTION,
-    citations: Path = CITATIONS_OPTION,
-    choice: Path = CHOICE_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
@@ -91,13 +106,13 @@ def search(
             raise UserError(f"system {spec.name} takes no filter but --year-to (it is no "
                             "pipeline over the built indexes); the pipeline systems take "
                             "--year-from, --section, ...")
-        rows = OpenedSystem(spec, task, paths, params, citations, choice).rows(
+        rows = OpenedSystem(spec, task, paths, params, files.citations, files.choice).rows(
             query, k or params.retrieve.k, kind, year_to)
     if spec.pipeline or spec.chunking is not None:
         filters = SearchFilter.build(year_from, year_to, section, bench, section_type, (), judge)
         rows = pipeline_rows(query, task, spec, paths, params, filters, k)
-    _print_hits(readable_rows(query, rows, paths, sheets, profiles) if task == "precedents"
-                else rows, as_json)
+    _print_hits(readable_rows(query, rows, paths, files.sheets, files.profiles)
+                if task == "precedents" else rows, as_json)
 
 
 def _check(query: str, task: str, k: int | None, kind: str,
@@ -132,16 +147,14 @@ def _your_judgments(query: str, docs: Path, system: str, task: str, kind: str, k
 
 @app.command()
 @index_paths
+@served_files
 def serve(
     paths: IndexPaths,
+    files: ServedFiles,
     host: str = typer.Option("127.0.0.1", help="The address to listen on."),
     port: int = typer.Option(8765, help="The port (0: any free one)."),
     system: Optional[str] = typer.Option(
         None, help="A system of configs/systems.yaml (default: params.yaml retrieve.system)."),
-    sheets: Path = SHEETS_OPTION,
-    profiles: Path = HOLDINGS_OPTION,
-    citations: Path = CITATIONS_OPTION,
-    choice: Path = CHOICE_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Keep the served system open and answer searches over HTTP at its latency:
@@ -151,10 +164,11 @@ def serve(
     if spec.pipeline or spec.chunking is not None:
         raise UserError(f"system {spec.name}: serve answers with a system ranked as evaluate "
                         "ranks it (the served route, a learned ranker, BM25 over judgments)")
-    opened = OpenedSystem(spec, "precedents", paths, params, citations, choice)
+    opened = OpenedSystem(spec, "precedents", paths, params, files.citations, files.choice)
 
     def search(query: str, kind: str, k: int) -> list[dict]:
-        return readable_rows(query, opened.rows(query, k, kind), paths, sheets, profiles)
+        return readable_rows(query, opened.rows(query, k, kind), paths, files.sheets,
+                             files.profiles)
 
     for kind in KINDS:  # every route's indexes and models loaded before the first user
         search("warm-up", kind, 1)

@@ -15,7 +15,6 @@ tuning cases (the fact channel's weight in the trees is chosen on them), the nex
 
 from __future__ import annotations
 
-import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable
@@ -31,6 +30,7 @@ from countercase.factsheet.schema import FactSheet, Span
 from countercase.factsheet.store import read_sheets
 from countercase.errors import CountercaseError
 from countercase.ingest.run import read_documents
+from countercase.runtime.jsonl import objects
 from countercase.factsheet.thresholds import in_days
 
 
@@ -42,20 +42,15 @@ def json_lines(path: Path, fields: tuple[str, ...],
                error: type[Exception] = CaseFileError) -> list[dict]:
     """The JSON objects of a JSON-lines file, each with ``fields``; a line that is not one
     raises ``error`` naming the file and line."""
+    def bad(number: int, why: str) -> Exception:
+        return error(f"{path}:{number}: {why}")
+
     rows = []
     with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as problem:
-                raise error(f"{path}:{number}: not JSON ({problem.msg})") from None
-            if not isinstance(row, dict):
-                raise error(f"{path}:{number}: not a JSON object")
+        for number, row in objects(handle, bad):
             missing = [f for f in fields if f not in row]
             if missing:
-                raise error(f"{path}:{number}: missing {', '.join(missing)}")
+                raise bad(number, f"missing {', '.join(missing)}")
             rows.append({**row, "_line": number})
     return rows
 

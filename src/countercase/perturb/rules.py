@@ -118,32 +118,34 @@ def _matched(t: Threshold, cats: frozenset[str], role: str) -> str:
             f"(the boundary's scope: {t.scope})")
 
 
+def _numbers(kind: str, numbers, value, words, thresholds, cats: frozenset[str],
+             text: str) -> list[Perturbation]:
+    """Each number of ``kind`` moved across every boundary in scope: ``value`` reads it on the
+    boundary's scale, ``words(old, new, boundary)`` says the edit."""
+    out = []
+    for i, number in enumerate(numbers):
+        old = value(number)
+        bounds = _in_scope(thresholds, kind, cats, number.role, text)
+        for new, t in _crossings(old, bounds, 1):
+            out.append(Perturbation(
+                "numerical", f"numerical_facts.{kind}.{i}", old, new,
+                f"{_whose(number.role, kind)} changed from {words(old, new, t)}", t.source,
+                "threshold", _matched(t, cats, number.role)))
+    return out
+
+
 def age_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],
                       text: str = "") -> list[Perturbation]:
-    out = []
-    for i, age in enumerate(sheet.numerical_facts.ages):
-        bounds = _in_scope(thresholds, "ages", cats, age.role, text)
-        for new, t in _crossings(age.years, bounds, 1):
-            out.append(Perturbation(
-                "numerical", f"numerical_facts.ages.{i}", age.years, new,
-                f"{_whose(age.role, 'ages')} changed from {age.years:g} to {new:g} "
-                f"(across {t.value:g}: {t.meaning})", t.source, "threshold",
-                _matched(t, cats, age.role)))
-    return out
+    return _numbers("ages", sheet.numerical_facts.ages, lambda age: age.years,
+                    lambda old, new, t: f"{old:g} to {new:g} (across {t.value:g}: {t.meaning})",
+                    thresholds, cats, text)
 
 
 def amount_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],
                          text: str = "") -> list[Perturbation]:
-    out = []
-    for i, amount in enumerate(sheet.numerical_facts.amounts):
-        bounds = _in_scope(thresholds, "amounts", cats, amount.role, text)
-        for new, t in _crossings(amount.value, bounds, 1):
-            out.append(Perturbation(
-                "numerical", f"numerical_facts.amounts.{i}", amount.value, new,
-                f"{_whose(amount.role, 'amounts')} changed from Rs {amount.value:,.0f} to "
-                f"Rs {new:,.0f} (across Rs {t.value:,.0f}: {t.meaning})", t.source,
-                "threshold", _matched(t, cats, amount.role)))
-    return out
+    return _numbers("amounts", sheet.numerical_facts.amounts, lambda amount: amount.value,
+                    lambda old, new, t: f"Rs {old:,.0f} to Rs {new:,.0f} (across Rs "
+                    f"{t.value:,.0f}: {t.meaning})", thresholds, cats, text)
 
 
 def duration_perturbations(sheet: FactSheet, thresholds, cats: frozenset[str],

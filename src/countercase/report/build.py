@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from countercase.errors import CountercaseError
 from countercase.layout import PAPER_MANIFEST
 from countercase.report.repro_clock import FRESH_RECORD, RERUN_RECORD
 from countercase.runtime.cpu import facts
@@ -41,7 +42,7 @@ AFTER = "after the build"
 EARLIER = "an earlier build"
 
 
-class BuildError(Exception):
+class BuildError(CountercaseError):
     """A build record that cannot be written or read."""
 
 

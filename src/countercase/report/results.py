@@ -23,6 +23,7 @@ import pandas as pd
 
 from countercase import layout as L
 from countercase.config import load_params
+from countercase.errors import CountercaseError
 from countercase.report.headline import headline
 from countercase.report.outputs import Outputs
 from countercase.retrieve.served import served_system
@@ -36,7 +37,7 @@ COLLECTIONS: dict[str, tuple[str, str]] = {
     "aila2019-task2": ("statutes", "statutes for a case description: AILA 2019 Task 2")}
 
 
-class ResultsError(Exception):
+class ResultsError(CountercaseError):
     """An output the results table needs is missing; the message names it."""
 
 

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from countercase.errors import CountercaseError
 from countercase.runtime.digests import sha256_files
+from countercase.runtime.jsonl import objects
 
 log = logging.getLogger(__name__)
 
@@ -87,23 +88,20 @@ def model_sha256(path: Path) -> str:
 
 def _entries(lines: Iterator[str], where: str) -> Iterator[dict]:
     number = 0
+
+    def bad(line: int, why: str) -> RecordingError:
+        return RecordingError(f"{where}, line {line}: {why}")
+
     try:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise RecordingError(f"{where}, line {number}: not JSON ({error.msg})") from None
-            if not isinstance(entry, dict) or (missing := [f for f in FIELDS if f not in entry]):
-                raise RecordingError(f"{where}, line {number}: an entry needs "
-                                     f"{', '.join(FIELDS)}; missing {', '.join(missing or FIELDS)}")
+        for number, entry in objects(lines, bad):
+            if missing := [f for f in FIELDS if f not in entry]:
+                raise bad(number, f"an entry needs {', '.join(FIELDS)}; missing "
+                          f"{', '.join(missing)}")
             if entry["kind"] not in KINDS:
-                raise RecordingError(f"{where}, line {number}: unknown kind {entry['kind']!r} "
-                                     f"(one of {', '.join(KINDS)})")
+                raise bad(number, f"unknown kind {entry['kind']!r} (one of {', '.join(KINDS)})")
             if entry["key"] != request_key(entry["kind"], entry["request"], entry["settings"]):
-                raise RecordingError(f"{where}, line {number}: its key is not the hash of its "
-                                     "request and settings (edited by hand?)")
+                raise bad(number, "its key is not the hash of its request and settings (edited "
+                          "by hand?)")
             yield entry
     except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as error:
         raise RecordingError(f"{where}, after line {number}: cannot be read "
