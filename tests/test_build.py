@@ -25,8 +25,11 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "code.py").write_text("x = 1\n")
     (tmp_path / "params.yaml").write_text("k: 1\n")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "choice.yaml").write_text("w: 0.1\n")  # an earlier build's choice
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"score": {
-        "cmd": "score", "outs": ["out/run.txt"], "metrics": [{"metrics/score.json": {
+        "cmd": "score", "outs": ["out/run.txt", "configs/choice.yaml"],
+        "metrics": [{"metrics/score.json": {
             "cache": False}}]}}}))
     (tmp_path / "experiments").mkdir()
     (tmp_path / "experiments" / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"ft": {
@@ -50,7 +53,7 @@ CPU = {"model": "test CPU", "capability": "AVX2"}
 
 def test_a_record_names_the_commit_and_what_its_pipeline_wrote(project: Path) -> None:
     found = build.record(project, "dvc.yaml", cpu=CPU, now=0)
-    assert set(found["outputs"]) == {"out/run.txt", "metrics/score.json"}
+    assert set(found["outputs"]) == {"out/run.txt", "configs/choice.yaml", "metrics/score.json"}
     assert found["runs"]["default"]["cpu"] == "test CPU"
     inputs = ["metrics/score.json", "metrics/ft.json", "params.yaml", "paper/paper.qmd"]
     said = build.provenance(inputs, project)
@@ -63,6 +66,9 @@ def test_a_record_names_the_commit_and_what_its_pipeline_wrote(project: Path) ->
 
 def test_the_other_pipeline_at_the_same_commit_joins_the_build(project: Path) -> None:
     build.record(project, "dvc.yaml", cpu=CPU)
+    # the default pipeline chose anew: its choice file differs from the commit's, and is an
+    # output, not an edited source, when the opt-in pipeline is recorded
+    (project / "configs" / "choice.yaml").write_text("w: 0.2\n")
     (project / "experiments" / "dvc.lock").write_text("stages: {}\n")
     (project / "metrics" / "ft.json").write_text('{"map": 0.3}\n')
     found = build.record(project, "experiments/dvc.yaml", cpu=CPU)

@@ -102,7 +102,10 @@ def record(root: Path, pipeline: str, cpu: dict | None = None, now: float | None
     if not lock.is_file():
         raise BuildError(f"{lock} is missing: run the pipeline ({pipeline}) before recording it")
     written = outputs(root, pipeline)
-    edited = edited_sources(root, set(written))
+    # what any pipeline writes is an output, not a source (the default pipeline's choice files
+    # differ from the commit's when the opt-in pipeline is recorded after it)
+    edited = edited_sources(root, {p for other in PIPELINES if (root / other).is_file()
+                                   for p in written_by(root, other)})
     if edited:
         raise BuildError("the build's sources differ from the commit, so its outputs would "
                          f"name a commit that did not produce them: {', '.join(edited)} "
