@@ -423,18 +423,23 @@ def test_the_committed_pdf_keeps_its_main_body_short_and_marks_its_appendix():
         assert bar in main, bar
 
 
-def test_the_committed_paper_names_the_one_fresh_build_it_reads():
-    """Issue 61 item 5: the numbers of the default pipeline come from one `make repro` on a
-    fresh clone; the paper names its commit, read from metrics/timing/repro.json, which the
-    manifest hashes, so a rebuild recorded after the render fails the manifest's test."""
+def test_the_committed_paper_names_the_one_build_it_reads():
+    """Issue 61 item 5: the paper names the build its numbers come from (metrics/build.json,
+    a fresh `make repro`, metrics/timing/repro.json, at the same commit), which the manifest
+    hashes, so a rebuild recorded after the render fails the manifest's test; and it says
+    whether the opt-in pipeline ran at that commit, as the record says."""
     import re
 
     build = json.loads((ROOT / "metrics/timing/repro.json").read_text())
-    assert build["fresh"] is True
+    record = json.loads((ROOT / "metrics/build.json").read_text())
+    assert build["fresh"] is True and build["commit"] == record["commit"]
     recorded = json.loads((ROOT / layout.PAPER_MANIFEST).read_text())
-    assert "metrics/timing/repro.json" in recorded["inputs"]
+    assert {"metrics/timing/repro.json", "metrics/build.json"} <= set(recorded["inputs"])
     text = re.sub(r"\s+", " ", _committed_pdf_text())
-    assert f"fresh clone of commit {build['commit'][:7]}" in text
+    assert f"one build of commit {record['commit'][:7]}: make repro on a fresh clone" in text
+    opt_in = "then make repro-extended" in text
+    assert opt_in == ("opt-in" in record["runs"])
+    assert ("The opt-in pipeline has not run at that commit" in text) == (not opt_in)
 
 
 def test_every_number_in_the_committed_pdf_is_printed_by_a_cell_and_a_planted_one_is_found():
