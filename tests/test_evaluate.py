@@ -356,3 +356,15 @@ def test_the_fine_tuned_encoders_systems_wait_for_a_weight_above_0(tmp_path, mon
     assert [c.name for c in kept] == ["full_docs", "full_ft", "tuned_ft"]
     params = BY_NAME["full_ft"].params(RetrieveParams(), 10, Choices(choices.files))
     assert params.fusion_weights["precedents"] == {"bm25": 1.0, "dense": 0.5}
+
+
+def test_the_scores_table_skips_a_collection_the_run_did_not_score(capsys):
+    """evaluate --opt-in scores the precedent collections only: the statute collection comes
+    back empty, and printing the scores must not fail on it (it stopped the opt-in build at
+    d898ad5 with StopIteration after writing its metrics)."""
+    from countercase.cli.evaluation import _print_scores
+
+    _print_scores({"aila2019-task2": {},
+                   "citations": {"dense_ft": {"MAP": 0.1234, "system": "dense_ft"}}})
+    err = capsys.readouterr().err
+    assert "citations" in err and "0.1234" in err and "aila2019-task2" not in err

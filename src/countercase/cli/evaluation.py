@@ -215,6 +215,8 @@ def _print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 def _print_scores(scores: dict) -> None:
     for name, by_condition in scores.items():
+        if not by_condition:  # --opt-in scores the precedent collections only
+            continue
         measures = [m for m, v in next(iter(by_condition.values())).items()
                     if isinstance(v, (int, float))]
         _print_table(name, ["condition", *measures],
