@@ -62,9 +62,9 @@ def head(root: Path) -> str:
 
 
 def written_by(root: Path, pipeline: str) -> list[str]:
-    """The files the pipeline's stages write (its lock's file outs and metrics, the paper's
-    copies of pipeline outputs among them; folders are left to DVC), and for the default
-    pipeline the timing record ``make repro`` wrote last."""
+    """The files the pipeline's stages declare as outs and metrics (the paper's copies of
+    pipeline outputs among them; folders are left to DVC), and for the default pipeline the
+    timing record ``make repro`` wrote last."""
     root = Path(root).resolve()
     # what the pipeline declares, whether or not its lock has a stage's run yet; a stage's
     # paths are relative to its wdir (the opt-in pipeline's is the project's root)

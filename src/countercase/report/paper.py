@@ -38,6 +38,7 @@ import yaml
 
 from countercase.errors import CountercaseError
 from countercase.report import build
+from countercase.report.build import sha256
 
 log = logging.getLogger(__name__)
 
@@ -184,10 +185,6 @@ def refresh_inputs(root: Path, copies: dict[Path, Path]) -> list[Path]:
             raise PaperError(f"{copy} is missing and so is {produced}, which it copies: run "
                              "`dvc repro` (the paper reads it)")
     return refreshed
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 # wall-clock timings: read by the render (the stage-times table) but written by every stage
