@@ -114,3 +114,11 @@ def test_the_committed_manifest_says_where_each_input_came_from() -> None:
     assert manifest["build"]["commit"] == record["commit"]
     assert manifest["build"]["inputs"] == build.provenance(list(manifest["inputs"]), ROOT,
                                                            record)
+
+
+def test_check_names_a_missing_manifest_in_one_line(project: Path, capsys, monkeypatch) -> None:
+    build.record(project, "dvc.yaml", cpu=CPU)
+    monkeypatch.chdir(project)
+    assert build.main(["check"]) == 1
+    err = capsys.readouterr().err
+    assert "paper/manifest.json" in err and "Traceback" not in err and err.count("\n") == 1

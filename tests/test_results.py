@@ -43,3 +43,16 @@ def test_a_missing_per_query_table_is_named(tmp_path, capsys):
 def test_missing_parameters_are_named(tmp_path):
     with pytest.raises(results.ResultsError, match="params.yaml"):
         results.table(Outputs(tmp_path))
+
+
+def test_a_damaged_output_is_named_in_one_line(tmp_path, capsys):
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    for kept in results.L.PAPER_INPUTS.values():
+        if kept.suffix == ".csv":
+            (tmp_path / kept).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / kept, tmp_path / kept)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics/retrieval.json").write_text("{not json")
+    assert results.main(["--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "metrics/retrieval.json: not JSON" in err and err.count("\n") == 1

@@ -3,8 +3,7 @@
 ``make repro`` and ``make repro-extended`` end with ``python -m countercase.report.build record
 --pipeline P``, which writes ``metrics/build.json``: the commit the pipeline ran at, each
 pipeline's run (when, on which CPU) and the SHA-256 of every file its stages wrote (the file
-outs and metrics of P's ``dvc.lock``). A run at
-another commit starts a new record; a run of the other pipeline at the same commit joins it, so
+outs and metrics P's ``dvc.yaml`` declares). A run at another commit starts a new record; a run of the other pipeline at the same commit joins it, so
 the default and the opt-in pipeline make one build. A run whose sources differ from the commit
 (an edit under ``src/``, ``params.yaml``, the ``dvc.yaml`` files, ``configs/`` or ``data/gold/``
 left uncommitted) is refused: its outputs would name a commit that did not produce them.
@@ -18,7 +17,6 @@ bibliography and history, and the committed screenshots, which no build writes).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -31,6 +29,7 @@ from countercase.errors import CountercaseError
 from countercase.layout import PAPER_MANIFEST
 from countercase.report.repro_clock import FRESH_RECORD, RERUN_RECORD
 from countercase.runtime.cpu import facts
+from countercase.runtime.digests import sha256_files
 
 RECORD = Path("metrics/build.json")
 PIPELINES = {"dvc.yaml": "default", "experiments/dvc.yaml": "opt-in"}
@@ -44,10 +43,6 @@ EARLIER = "an earlier build"
 
 class BuildError(CountercaseError):
     """A build record that cannot be written or read."""
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -79,11 +74,6 @@ def written_by(root: Path, pipeline: str) -> list[str]:
     return sorted({p.relative_to(root).as_posix() for p in found if p.is_file()})
 
 
-def outputs(root: Path, pipeline: str) -> dict[str, str]:
-    """Path -> SHA-256 of every file :func:`written_by` names."""
-    return {p: sha256(Path(root) / p) for p in written_by(root, pipeline)}
-
-
 def edited_sources(root: Path, written: set[str]) -> list[str]:
     """The build's sources that differ from the commit (the pipeline's own outputs, such as
     the choice files under ``configs/``, left out)."""
@@ -101,11 +91,12 @@ def record(root: Path, pipeline: str, cpu: dict | None = None, now: float | None
     lock = root / Path(pipeline).with_suffix(".lock")
     if not lock.is_file():
         raise BuildError(f"{lock} is missing: run the pipeline ({pipeline}) before recording it")
-    written = outputs(root, pipeline)
+    declared = {other: written_by(root, other) for other in PIPELINES
+                if (root / other).is_file()}
+    written = {p: sha256_files(root / p) for p in declared[pipeline]}
     # what any pipeline writes is an output, not a source (the default pipeline's choice files
     # differ from the commit's when the opt-in pipeline is recorded after it)
-    edited = edited_sources(root, {p for other in PIPELINES if (root / other).is_file()
-                                   for p in written_by(root, other)})
+    edited = edited_sources(root, {p for paths in declared.values() for p in paths})
     if edited:
         raise BuildError("the build's sources differ from the commit, so its outputs would "
                          f"name a commit that did not produce them: {', '.join(edited)} "
@@ -154,7 +145,7 @@ def provenance(paths: list[str], root: Path, found: dict | None = None) -> dict[
         if path == RECORD.as_posix():
             said[path] = commit
         elif path in built:
-            said[path] = commit if sha256(root / path) == built[path] else AFTER
+            said[path] = commit if sha256_files(root / path) == built[path] else AFTER
         elif path in declared:
             said[path] = EARLIER
         elif path.startswith(AUTHORED):
@@ -193,14 +184,19 @@ def changed_since(found: dict, root: Path) -> list[str]:
     """The build's reported outputs whose file differs from what the build wrote."""
     return [path for path, digest in found["outputs"].items()
             if path.startswith(REPORTED) and not path.startswith("metrics/timing/")
-            and (not (Path(root) / path).is_file() or sha256(Path(root) / path) != digest)]
+            and (not (Path(root) / path).is_file() or sha256_files(Path(root) / path) != digest)]
 
 
 def check(root: Path) -> list[str]:
     """What keeps the committed paper from reading one build: pipelines not run at the build's
     commit, and inputs of the paper's manifest that did not come from it."""
     found = read(root)
-    manifest = json.loads((Path(root) / PAPER_MANIFEST).read_text(encoding="utf-8"))
+    path = Path(root) / PAPER_MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise BuildError(f"{path} is missing or unreadable: `countercase paper` writes "
+                         "it") from None
     said = provenance(list(manifest["inputs"]), root, found)
     problems = [f"the {name} pipeline has not run at {found['commit'][:7]}"
                 for name in missing_runs(found)]

@@ -22,7 +22,12 @@ class Outputs:
 
     def json(self, relative: str) -> Any:
         path = self.root / relative
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:  # a ValueError, named by its file
+            raise ValueError(f"{path}: not JSON ({error.msg})") from None
 
     def metric(self, name: str) -> Any:
         return self.json(f"metrics/{name}")

@@ -38,7 +38,7 @@ import yaml
 
 from countercase.errors import CountercaseError
 from countercase.report import build
-from countercase.report.build import sha256
+from countercase.runtime.digests import sha256_files
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def manifest(reads: list[Path], root: Path, outputs: tuple[Path, ...] = ()) -> d
             continue
         timing = relative.as_posix().startswith(TIMINGS) and relative.as_posix() != BUILD_RECORD
         found = timings if timing else inputs
-        found[relative.as_posix()] = sha256(path)
+        found[relative.as_posix()] = sha256_files(path)
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
     return {"sha256": digest, "inputs": inputs, "timings": timings}
 
@@ -218,7 +218,7 @@ def manifest(reads: list[Path], root: Path, outputs: tuple[Path, ...] = ()) -> d
 def stale_inputs(recorded: dict[str, Any], root: Path) -> list[str]:
     """The manifest's inputs whose file is gone or differs from the render's."""
     return [p for p, digest in recorded["inputs"].items()
-            if not (root / p).is_file() or sha256(root / p) != digest]
+            if not (root / p).is_file() or sha256_files(root / p) != digest]
 
 
 META = "countercase-manifest"

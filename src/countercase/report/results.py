@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(write(args.root))
-    except ResultsError as error:
+    except (ResultsError, ValueError) as error:  # a missing or damaged output, named
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
