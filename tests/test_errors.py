@@ -65,3 +65,12 @@ def test_a_pilot_and_a_rerun_of_v2_together_are_refused_by_name(run_cli):
     code, _, err = run_cli("validity-v2", "--pilot", "2", "--rerun")
     assert code == 2 and "give --pilot or --rerun, not both" in err
     assert "Traceback" not in err
+
+
+def test_the_preregistered_v2_record_is_never_written_over(run_cli, tmp_path):
+    record = tmp_path / "validity_v2.json"
+    record.write_text('{"primary": "bm25"}', encoding="utf-8")
+    code, _, err = run_cli("validity-v2", "--metrics", str(record))
+    assert code == 2 and "already holds the preregistered run's record" in err
+    assert str(record) in err and "Traceback" not in err
+    assert record.read_text(encoding="utf-8") == '{"primary": "bm25"}'

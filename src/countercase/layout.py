@@ -196,8 +196,6 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
                   "metrics": (metrics("ltr"), timing("ltr"))},
     "train_biencoder": {"outs": (BIENCODER,), "metrics": (metrics("biencoder"),)},
     "embed_ft": {"outs": (DENSE_FT,), "metrics": (timing("embed_ft"),)},
-    "validity_v2": {"outs": (VALIDITY_V2_OUT,),
-                    "metrics": (metrics("validity_v2"), timing("validity_v2"))},
     "validity_v2_rerun": {"outs": (VALIDITY_V2_RERUN_OUT,),
                           "metrics": (metrics("validity_v2_rerun"), timing("validity_v2_rerun"))},
     "validity_v3": {"outs": (VALIDITY_V3_OUT,),

@@ -83,10 +83,15 @@ def validity_v2(
 ) -> None:
     """The confirmatory validity experiment (docs/preregistration/validity_v2.md), refused
     unless the preregistration is final, committed before this commit and unchanged; its
-    summary goes to OUT/summary.json (metrics/counterfactual.json validity_v2)."""
+    summary goes to OUT/summary.json. The preregistered run's record
+    (metrics/validity_v2.json, committed) is never written over: later runs are --rerun."""
     if pilot and rerun:
         raise UserError("give --pilot or --rerun, not both: a pilot reads development cases, "
                         "a rerun the preregistered ones")
+    if metrics and metrics.exists() and not (pilot or rerun):
+        raise UserError(f"{metrics} already holds the preregistered run's record, which the "
+                        "confirmatory run writes once; run the same cases on this build with "
+                        "--rerun (exploratory), or give another --metrics")
     params = load_params(params_path)
     require(citations, "citation collection (stage `citations`)")
     cases.require()

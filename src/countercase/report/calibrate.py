@@ -57,7 +57,7 @@ STAGE_UNITS = {
     "latency": "cross_encoder", "train_ltr": "cross_encoder", "evaluate": "cross_encoder",
     "evaluate_ft": "cross_encoder",
     "index": "lucene", "index_facts": "lucene", "tune": "lucene", "tune_ft": "lucene",
-    "leakage": "lucene", "perturb": "lucene", "validity_v2": "lucene",
+    "leakage": "lucene", "perturb": "lucene",
     "validity_v2_rerun": "lucene", "regress_ft": "python",
     "holdings": "python", "targets": "python", "validity_v3": "lucene",
 }
