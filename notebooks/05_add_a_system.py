@@ -21,8 +21,8 @@
 # queries with paired, Holm-corrected tests. Nothing is written to the project.
 #
 # **What to change:** `ENTRY` (any level of `configs/systems.yaml`: a fusion of systems with
-# weights, BM25 over whole judgments with other `k1` and `b`, the pipeline with `overrides`),
-# `NAME`, and `BASELINE`. Run `dvc repro evaluate` first (the indexes it reads).
+# weights, BM25 over whole judgments with other `k1` and `b`, the chunk pipeline with other
+# `steps`), `NAME`, and `BASELINE`. Run `dvc repro evaluate` first (the indexes it reads).
 
 # %% tags=["parameters"]
 NAME = "bm25_and_docs"  # the new system's name

@@ -85,7 +85,7 @@ def test_the_first_stage_ablations_are_the_rules_list():
     rule = yaml.safe_load((ROOT / "configs" / "budget_rule.yaml").read_text(encoding="utf-8"))
     first_stage = [c for c in SYSTEMS if c.reference == "no_rerank" and c.name != "rerank"]
     assert [c.name for c in first_stage] == rule["evaluate_first_stage_ablations"]
-    assert all(c.overrides.get("use_rerank") is False for c in first_stage)
+    assert all("rerank" not in c.steps for c in first_stage)
 
 
 def test_the_int8_decisions_are_what_params_yaml_holds():

@@ -12,6 +12,8 @@ import yaml
 from countercase import layout
 from countercase.config import ADOPTABLE, CHOICES, ConfigError, Params, load_params
 from countercase.reranker.choice import MARGIN, decide
+from countercase.retrieve.choices import Choices
+from countercase.retrieve.registry import system
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINES = ("dvc.yaml", "experiments/dvc.yaml")
@@ -102,7 +104,11 @@ def test_the_choices_set_the_values_they_hold(tmp_path):
     assert (r.query_reduction, r.bridge_depth, r.bridge_rank_offset) == ("facts", 10, 5.0)
     assert r.fusion_weights["statutes"] == {"bm25": 1.0, "dense": 1.0}
     assert r.bridge_weights == {"direct": 0.25, "precedents": 1.0}
-    assert (r.use_rerank, r.rerank_first_stage_weight) == (False, 0.5)
+    assert r.rerank_first_stage_weight == 0.5
+    # whether it reranks is the systems' step, run when the chosen value is true
+    chosen = Choices({"reranker": tmp_path / layout.RERANKER_CHOICE})
+    assert not system("full").served(r, chosen).running("rerank")
+    assert system("rerank").served(r, chosen).running("rerank")  # the lever reranks always
     assert params.perturb.fact_weight == 2.0
     # the ltr rule's consequence, the trees searching its unmasked twin; the serving rule's,
     # the route served

@@ -51,8 +51,8 @@ def test_config_resolved_names_where_each_value_came_from(run_cli):
     code, out, err = run_cli("config", "--resolved", "--system", "bm25", "--json")
     assert code == 0, err
     values = json.loads(out)["values"]
-    assert values["retrieve.use_dense"] == {"value": False,
-                                            "from": "configs/systems.yaml (system bm25)"}
+    assert values["retrieve.steps"] == {"value": ["bm25"],
+                                        "from": "configs/systems.yaml (system bm25)"}
     assert values["retrieve.rrf_k"]["from"] == "params.yaml"
     assert values["retrieve.bm25_depth"]["from"] == "params.yaml evaluate.chunk_depth"
     assert values["retrieve.fact_weight"]["from"].startswith("configs/tuning_choice.yaml")

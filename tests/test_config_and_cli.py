@@ -21,18 +21,18 @@ def test_project_params_load_and_are_typed():
 
 def test_trees_search_their_system_at_their_own_fact_weight():
     from countercase.config import Params
-    from countercase.retrieve.registry import tree_params
+    from countercase.retrieve.choices import Choices
+    from countercase.retrieve.registry import system, tree_params
 
-    params = Params.model_validate({"retrieve": {"use_rerank": True, "fact_weight": 0.3,
-                                                 "bm25_depth": 77},
+    params = Params.model_validate({"retrieve": {"fact_weight": 0.3, "bm25_depth": 77},
                                     "perturb": {"fact_weight": 0.5}})
     trees = tree_params(params)  # the trees' system: no_rerank
-    assert (trees.fact_weight, trees.use_rerank, trees.bm25_depth) == (0.5, False, 77)
+    assert (trees.fact_weight, trees.running("rerank"), trees.bm25_depth) == (0.5, False, 77)
     assert tree_params(params, 0.0).fact_weight == 0.0
     on = params.model_copy(update={"perturb": params.perturb.model_copy(update={"system": "full"})})
-    assert tree_params(on).use_rerank
-    off = on.model_copy(update={"retrieve": on.retrieve.model_copy(update={"use_rerank": False})})
-    assert not tree_params(off).use_rerank  # the served system reranks only when it is chosen
+    assert tree_params(on).running("rerank")  # configs/reranker_choice.yaml: on
+    off = Choices(values={"reranker.use_rerank": False})
+    assert not system("full").served(params.retrieve, off).running("rerank")  # as chosen
     docs = params.model_copy(update={"perturb": params.perturb.model_copy(
         update={"system": "bm25_docs"})})
     with pytest.raises(ConfigError, match="bm25_docs"):

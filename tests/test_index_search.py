@@ -21,7 +21,7 @@ from conftest import INDEXED_JUDGMENTS as JUDGMENTS, INDEXED_PDF as PDF, ROOT
 from conftest import INDEXED_STATUTES as STATUTES
 
 # what the indexes find, whichever trained reranker this machine holds
-FIRST_STAGE = RetrieveParams(use_rerank=False)
+FIRST_STAGE = RetrieveParams().without("rerank")
 FIXTURE_PRECISION = "float32"  # conftest.indexed_corpus embeds in float32
 SOME = 24  # passages embedded again under a folder's name
 
@@ -102,7 +102,7 @@ def test_an_encoder_folder_embeds_and_is_never_reused(built, run_cli, tmp_path):
     assert np.allclose(np.load(out / "precedents/embeddings.npy"),
                        np.load(paths.dense_dir / "precedents/embeddings.npy")[:SOME], atol=1e-5)
     chunks = pd.read_parquet(chunks)
-    retriever = open_retriever("precedents", RetrieveParams(use_bm25=False),
+    retriever = open_retriever("precedents", RetrieveParams().without("bm25"),
                                replace(paths, dense_dir=out, chunks=tmp_path / "chunks.parquet"))
     assert retriever.search(chunks.iloc[3]["text"]).chunks[0].chunk_id == chunks.iloc[3]["chunk_id"]
     code, _, err = run_cli(*args[:2], str(tmp_path / "nowhere"), *args[3:])
@@ -242,8 +242,8 @@ def test_every_system_applies_the_topics_limits_inside_its_search(built):
     open_ = Topics({"C3": query})
     limited = Topics({"C3": query}, {"C3": limit})
     # the first stage: the limits are applied in the searches, before any reranker
-    params = RetrieveParams(bm25_depth=200, dense_depth=200, use_rerank=False, fusion_weights={
-        "precedents": {"bm25": 1.0, "dense": 1.0}})
+    params = RetrieveParams(bm25_depth=200, dense_depth=200, fusion_weights={
+        "precedents": {"bm25": 1.0, "dense": 1.0}}).without("rerank")
     systems = {
         "pipeline": pipeline_system(Searchers("precedents", params, paths), params, 20),
         "docs": bm25_docs_system(paths.index_dir / "precedents_docs", 20),
@@ -262,8 +262,8 @@ def test_an_untrained_reranker_leaves_the_first_stage_answering(built, tmp_path,
     from countercase.retrieve.searchers import Searchers
 
     paths, _, _ = built
-    missing = RetrieveParams(use_rerank=True, rerank_model=str(tmp_path / "no-reranker" / "onnx"))
-    first = RetrieveParams(use_rerank=False)
+    missing = RetrieveParams(rerank_model=str(tmp_path / "no-reranker" / "onnx"))
+    first = RetrieveParams().without("rerank")
     query = "murder of the deceased by the accused with a knife"
     expected = [h.doc_id for h in open_retriever("precedents", first, paths).search(query, k=5).documents]
     with caplog.at_level("WARNING"):

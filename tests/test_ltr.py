@@ -249,7 +249,7 @@ def test_the_trees_learned_retriever_ranks_the_pool_under_the_nodes_limit(
     fit(pairs, names(), learner(settings, {"num_leaves": 3, "min_data_in_leaf": 2}, 7),
         10).save_model(str(tmp_path / "ltr.txt"))
     ranker = LearnedRanker.load(tmp_path / "ltr.txt")
-    pipeline = open_retriever("precedents", RetrieveParams(use_dense=False, use_mmr=False),
+    pipeline = open_retriever("precedents", RetrieveParams(steps=("bm25", "rerank", "bridge")),
                               paths)
     case = "C3"
     year = source.years[case]

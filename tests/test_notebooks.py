@@ -37,7 +37,7 @@ def notebook_project(project, raw_dir) -> Path:
     doc_ids = set(pd.read_parquet(metadata, columns=["doc_id"])["doc_id"])
     evaluate_dataset(datasets.load("aila2019/task1/test", workspace.path(layout.AILA)),
                      [BY_NAME[c] for c in SYSTEMS], workspace.index_paths,
-                     params.retrieve.model_copy(update={"use_dense": False}),  # no embeddings
+                     params.retrieve.without("dense"),  # no embeddings
                      params.evaluate, workspace.path(layout.EVALUATE), doc_ids)
     explained = workspace.path(layout.EXPLANATIONS)
     explained.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ def test_attribute_reads_are_noted_by_key(reads):
     _ = params.seed, params.retrieve.rrf_k, params.perturb
     assert reads == {"seed", "retrieve.rrf_k"}  # a section itself is no key
     copy = params.retrieve.model_copy(update={"rrf_k": 5})
-    assert copy.use_bm25 is True and "retrieve.use_bm25" in reads  # a copy keeps its section
+    assert copy.k == 10 and "retrieve.k" in reads  # a copy keeps its section
     _ = config.RetrieveParams().mmr_lambda  # a section made alone is still its section
     assert "retrieve.mmr_lambda" in reads
 

@@ -42,7 +42,7 @@ def world(tmp_path_factory, raw_dir, aila_files):
                  for c in chunk_document(doc, segment(doc.text), tokenizer, 254, 32)]
     chunks = pd.DataFrame(rows)
     build_bm25_index(chunk_records(chunks), out / "bm25")
-    params = RetrieveParams(use_dense=False, use_mmr=False)
+    params = RetrieveParams(steps=("bm25", "rerank", "bridge"))
     retriever = Retriever(chunks, params, bm25=Bm25Searcher(out / "bm25"))
     edges = build_adjacency(statute_frame(raw_dir / "statutes"),
                             pd.DataFrame(build_constitution_crossrefs(raw_dir / "statutes")),

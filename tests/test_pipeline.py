@@ -52,9 +52,9 @@ def corpus(tmp_path_factory, aila_files):
 EQUAL = {"precedents": {"bm25": 1.0, "dense": 1.0}}  # both retrievers run, whatever is tuned
 
 
-def retriever(corpus, **switches) -> Retriever:
+def retriever(corpus, **settings) -> Retriever:
     chunks, bm25, dense, encoder, _ = corpus
-    params = RetrieveParams(**{"fusion_weights": EQUAL, **switches})
+    params = RetrieveParams(**{"fusion_weights": EQUAL, **settings})
     return Retriever(chunks, params, bm25=bm25, dense=dense, encoder=encoder)
 
 
@@ -65,7 +65,7 @@ def test_a_retriever_with_fusion_weight_0_is_not_run(corpus):
     result = retriever(corpus, fusion_weights=weights).search(query)
     assert "dense" not in result.timings_ms and "bm25" in result.timings_ms
     assert all("dense" not in hit.scores for hit in result.chunks)
-    alone = retriever(corpus, fusion_weights=weights, use_bm25=False).search(query)
+    alone = retriever(corpus, fusion_weights=weights, steps=("dense",)).search(query)
     assert "dense" in alone.timings_ms and alone.documents[0].doc_id == "C9"
 
 
@@ -110,14 +110,16 @@ def test_an_excluded_judgment_is_cut_inside_the_search_whatever_its_share(corpus
     assert SearchFilter.of_limit(None) is None
 
 
-def test_each_stage_switches_off(corpus):
+def test_each_step_runs_only_when_named(corpus):
     query = "tenant eviction under the rent control act"
-    bm25_only = retriever(corpus, use_dense=False, use_mmr=False).search(query)
+    bm25_only = retriever(corpus, steps=("bm25",)).search(query)
     assert {"bm25", "rrf"} == set(bm25_only.chunks[0].scores)
-    dense_only = retriever(corpus, use_bm25=False, use_mmr=False).search(query)
-    assert {"dense", "rrf"} == set(dense_only.chunks[0].scores)
-    with pytest.raises(ValueError, match="at least one"):
-        retriever(corpus, use_bm25=False, use_dense=False)
+    dense_only = retriever(corpus, steps=("dense", "rerank")).search(query)
+    assert {"dense", "rrf"} == set(dense_only.chunks[0].scores)  # no reranker was given
+    with pytest.raises(ValueError, match="bm25, dense or both"):
+        retriever(corpus, steps=("mmr",))
+    with pytest.raises(ValueError, match="unknown step"):
+        retriever(corpus, steps=("bm25", "colbert"))
 
 
 def test_bad_input_is_named(corpus):

@@ -30,7 +30,7 @@ def test_the_served_and_the_trees_systems_are_registered_pipelines():
     assert system(params.retrieve.system).pipeline and system(params.perturb.system).pipeline
     assert served_params(params) == params.retrieve  # full: the configured pipeline as it is
     bm25 = system("bm25").served(params.retrieve)
-    assert (bm25.use_dense, bm25.bm25_depth) == (False, params.retrieve.bm25_depth)
+    assert (bm25.steps, bm25.bm25_depth) == (("bm25",), params.retrieve.bm25_depth)
 
 
 @pytest.mark.parametrize("body, named", [
@@ -47,12 +47,22 @@ def test_the_served_and_the_trees_systems_are_registered_pipelines():
      "composed of itself"),
     ("  x:\n    description: d\n    level: docs\n    k1: {choice: tune.docs.k1}\n    b: 1\n",
      "FILE one of tuning, reranker, trees, ltr, serving, tuning_ft"),
-    ("  x:\n    description: d\n    level: docs\n    overrides: {use_mmr: false}\n"
-     "    k1: 1\n    b: 1\n", "only a chunks system overrides"),
-    ("  x:\n    description: d\n    overrides: {use_bm26: false}\n", "no retrieve parameters"),
-    ("  x:\n    description: d\n    overrides: {fusion_weights: 3}\n", "no retrieve parameters"),
-    ("  x:\n    description: d\n    needs: [statutes]\n", "needs"),
-    ("  x:\n    description: d\n    reference: y\n", "refers to no system 'y'"),
+    ("  x:\n    description: d\n    level: docs\n    steps: [bm25]\n"
+     "    k1: 1\n    b: 1\n", "only a chunks system lists pipeline steps"),
+    ("  x:\n    description: d\n", "a chunks system lists its steps"),
+    ("  x:\n    description: d\n    steps: [bm26]\n", "step 'bm26' is none of"),
+    ("  x:\n    description: d\n    steps: [mmr]\n", "bm25, dense or both"),
+    ("  x:\n    description: d\n    steps: [bm25, {fusion: {fusion_weights: 3}}]\n",
+     "fusion_weights"),
+    ("  x:\n    description: d\n    steps: [{bm25: {mmr_tasks: []}}]\n",
+     "step bm25 has no setting mmr_tasks"),
+    ("  x:\n    description: d\n    steps: [bm25, {rerank: {when: true}}]\n",
+     "when is a chosen value"),
+    ("  x:\n    description: d\n    steps: [bm25, {rerank: {when: {choice: rerank.on}}}]\n",
+     "FILE one of"),
+    ("  x:\n    description: d\n    steps: [bm25]\n    needs: [statutes]\n", "needs"),
+    ("  x:\n    description: d\n    steps: [bm25]\n    reference: y\n",
+     "refers to no system 'y'"),
     ("  x:\n    level: docs\n", "no description"),
 ])
 def test_a_bad_entry_names_its_line_its_system_and_what_is_wrong(tmp_path, body, named):
@@ -114,8 +124,8 @@ def test_a_workspace_searches_the_system_it_names():
     from countercase.case import Workspace
     from countercase.retrieve.registry import tree_params
 
-    assert not tree_params(Workspace(ROOT).params).use_rerank  # the trees': no_rerank
-    assert tree_params(Workspace(ROOT, "bm25").params).use_dense is False
+    assert not tree_params(Workspace(ROOT).params).running("rerank")  # the trees': no_rerank
+    assert not tree_params(Workspace(ROOT, "bm25").params).running("dense")
     with pytest.raises(ConfigError, match="no system 'ful'"):
         Workspace(ROOT, "ful").params  # noqa: B018
 
@@ -201,8 +211,8 @@ def test_every_system_is_one_ranker_that_ranks_topics_and_searches_a_query(index
     from countercase.retrieve.filters import FilterError, SearchFilter
 
     paths, _, _ = indexed_corpus
-    base = Params().retrieve.model_copy(update={"use_dense": False, "use_mmr": False,
-                                                "use_rerank": False, "fact_weight": 0.0})
+    base = Params().retrieve.model_copy(update={"steps": ("bm25", "bridge"),
+                                                "fact_weight": 0.0})
     build = Composer("precedents", paths, base, 20, 50)
     text = aila_files.casedocs(["C7"])["C7"][1000:2500]
     import pandas as pd

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
 from countercase import layout
 from countercase.errors import CountercaseError
@@ -91,16 +92,22 @@ class IndexParams(_Section):
     threads: int = Field(2, gt=0)  # Lucene indexing threads
 
 
+# The chunk pipeline's steps that a system switches on by naming them (configs/systems.yaml
+# `steps`), in the order they run (countercase.retrieve.pipeline); the fusion, the fact channel
+# and the query reduction always run, at their settings.
+PIPELINE_STEPS = ("bm25", "dense", "mmr", "rerank", "bridge")
+RETRIEVERS = ("bm25", "dense")
+# set by the system searched (its entry in configs/systems.yaml), never in params.yaml
+SYSTEM_KEYS = ("retrieve.steps",)
+
+
 class RetrieveParams(_Section):
-    """Every stage can be switched off: the ablations are exactly these switches."""
+    """The chunk pipeline's settings; which of its steps run is the system's (``steps``)."""
 
     # the system served, by its name in configs/systems.yaml: full, or `served` (the route per
     # kind of query) once the train_ltr stage wrote the serving choice (configs/serving_rule.yaml)
     system: str = "full"
-    use_bm25: bool = True
-    use_dense: bool = True
-    use_mmr: bool = True
-    use_rerank: bool = True  # the domain reranker (train_reranker), chosen on the dev third
+    steps: tuple[str, ...] = PIPELINE_STEPS
     bm25_depth: int = Field(50, gt=0)
     dense_depth: int = Field(50, gt=0)
     rrf_k: int = Field(60, ge=0)
@@ -120,14 +127,51 @@ class RetrieveParams(_Section):
     k: int = Field(10, gt=0)
     # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
-    # statutes through the precedents that cite them (countercase.retrieve.statute_bridge)
-    statute_bridge: bool = True
+    # statutes through the precedents that cite them (step bridge: retrieve.statute_bridge)
     bridge_depth: int = Field(20, gt=0)
     bridge_rank_offset: float = Field(0.0, ge=0)
     bridge_weights: dict[str, float] = {"direct": 0.1, "precedents": 1.0}
-    # the reranker used when use_rerank is on: the train_reranker stage's ONNX export
+    # the reranker of step rerank: the train_reranker stage's ONNX export
     rerank_model: str = str(layout.RERANKER_ONNX)
     rerank_backend: Literal["onnx-fp32", "torch"] = "onnx-fp32"
+
+    @field_validator("steps")
+    @classmethod
+    def _known_steps(cls, steps: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [step for step in steps if step not in PIPELINE_STEPS]
+        if unknown:
+            raise ValueError(f"unknown step(s) {', '.join(unknown)}: the pipeline's are "
+                             f"{', '.join(PIPELINE_STEPS)}")
+        if not any(step in steps for step in RETRIEVERS):
+            raise ValueError("a pipeline runs bm25, dense or both")
+        # one order whatever the order named: the regression files hold the steps
+        return tuple(step for step in PIPELINE_STEPS if step in steps)
+
+    def running(self, step: str) -> bool:
+        return step in self.steps
+
+    def without(self, *steps: str) -> "RetrieveParams":
+        """These settings with ``steps`` off."""
+        return self.model_copy(update={"steps": tuple(s for s in self.steps if s not in steps)})
+
+    def with_steps(self, *steps: str) -> "RetrieveParams":
+        """These settings with ``steps`` on too."""
+        return self.model_copy(update={"steps": tuple(
+            s for s in PIPELINE_STEPS if s in self.steps or s in steps)})
+
+    def retrievers(self, task: str) -> tuple[str, ...]:
+        """The retrievers that run on ``task``: a retriever whose fusion weight is 0 adds only
+        its tail and is not run, unless it is the only one on."""
+        weights = self.fusion_weights.get(task, {})
+        bm25 = self.running("bm25") and (weights.get("bm25", 1.0) > 0
+                                         or not self.running("dense"))
+        dense = self.running("dense") and (weights.get("dense", 1.0) > 0 or not bm25)
+        return tuple(name for name, on in (("bm25", bm25), ("dense", dense)) if on)
+
+    def reads_vectors(self, task: str) -> bool:
+        """Whether a search of ``task`` reads the chunks' vectors: the dense ranking at a weight
+        above 0, or MMR."""
+        return "dense" in self.retrievers(task) or (self.running("mmr") and task in self.mmr_tasks)
 
 
 class EvaluateParams(_Section):
@@ -431,8 +475,9 @@ def tuned_retrieve(choice: dict, source: Path = layout.TUNING_CHOICE) -> dict[st
 
 
 def _reranker(choice: dict, source: Path) -> dict[str, dict]:
-    return {"retrieve": {"use_rerank": _pick(choice, source, "use_rerank"),
-                         "rerank_first_stage_weight": _pick(choice, source,
+    # whether it reranks at all is the systems' step rerank, {when: {choice: reranker.use_rerank}}
+    _pick(choice, source, "use_rerank")
+    return {"retrieve": {"rerank_first_stage_weight": _pick(choice, source,
                                                             "first_stage_weight")}}
 
 
@@ -473,7 +518,7 @@ CHOICES: dict[str, Choice] = {
                       "retrieve.query_reduction", "retrieve.bridge_depth",
                       "retrieve.bridge_rank_offset", "retrieve.bridge_weights"), tuned_retrieve),
     "reranker": Choice(layout.RERANKER_CHOICE, "train_reranker",
-                       ("retrieve.use_rerank", "retrieve.rerank_first_stage_weight"), _reranker),
+                       ("retrieve.rerank_first_stage_weight",), _reranker),
     "trees": Choice(layout.TREES_CHOICE, "perturb", ("perturb.fact_weight",), _trees),
     "ltr": Choice(layout.LTR_CHOICE, "train_ltr", ("perturb.learned",), _ltr),
     "serving": Choice(layout.SERVING_CHOICE, "train_ltr", ("retrieve.system",), _serving),
@@ -487,6 +532,11 @@ def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:
     """``raw`` (params.yaml's mapping) with the values of the choice files ``names``; a choice
     not made yet (its file missing) leaves the defaults of :class:`Params`. ``raw`` holding a
     chosen value is an error, whichever choices are adopted."""
+    held = [key for key in SYSTEM_KEYS if isinstance(raw.get(key.split(".")[0]), dict)
+            and key.split(".")[1] in raw[key.split(".")[0]]]
+    if held:
+        raise ConfigError(f"{path}: {', '.join(held)}: set by the system searched "
+                          f"({layout.SYSTEMS}); remove it from {path.name}")
     for choice in CHOICES.values():
         held = [key for key in choice.keys if isinstance(raw.get(key.split(".")[0]), dict)
                 and key.split(".")[1] in raw[key.split(".")[0]]]

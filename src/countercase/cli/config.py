@@ -60,7 +60,10 @@ def resolved(system_name: str, params_path: Path) -> dict[str, Any]:
     for key, (value, source) in _step_sources(spec.step, choices, systems_file).items():
         out["values"][f"step.{key}"] = {"value": value, "from": source}
     if spec.level == "chunks":
-        overrides = _step_sources(spec.overrides, choices, systems_file)
+        overrides = _step_sources(spec.settings, choices, systems_file)
+        overrides["steps"] = (spec.steps, systems_file + "".join(
+            f"; {step} when {source}" for step, source in _step_sources(
+                spec.when, choices, systems_file).items() for source in source[1:]))
         runs = spec.params(params.retrieve, params.evaluate.chunk_depth, choices)
         # retrieve.system names the served system, not a setting of this one
         for key, value in runs.model_dump(mode="json", exclude={"system"}).items():

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from countercase import layout
-from countercase.config import CHOICES, record_reads
+from countercase.config import CHOICES, SYSTEM_KEYS, record_reads
 
 READ = layout.INTERIM / "params_read"
 
@@ -40,9 +40,10 @@ def write(keys: set[str] | None, folder: Path = READ) -> Path | None:
 def undeclared(declared: tuple[str, ...] | None, read: list[str]) -> list[str]:
     """The keys of ``read`` that no declared key or section covers. A key a choice file sets
     (``config.CHOICES``) is not in ``params.yaml``: its file is the dependency, which
-    ``tests/test_choices.py`` checks."""
+    ``tests/test_choices.py`` checks; nor is a key the system searched sets
+    (``config.SYSTEM_KEYS``), whose registry is the dependency."""
     covered = set(declared or ())
-    chosen = {key for choice in CHOICES.values() for key in choice.keys}
+    chosen = {key for choice in CHOICES.values() for key in choice.keys} | set(SYSTEM_KEYS)
     return sorted(key for key in read if key not in chosen
                   and key not in covered and key.split(".")[0] not in covered)
 

@@ -98,7 +98,8 @@ def configuration(condition: SystemSpec, params: Params,
         # which system is served changes no system's scores
         config["retrieve"] = candidate_params(
             params.retrieve, params.evaluate.chunk_depth,
-            **choices.resolve(condition.overrides, strict=False)).model_dump(exclude={"system"})
+            **condition.updates(choices, strict=False)).model_dump(mode="json",
+                                                                   exclude={"system"})
         config["index"] = params.index.model_dump()
         if params.index.precision != INT8:  # int8's calibration settings govern nothing then
             for name in INT8_SETTINGS:

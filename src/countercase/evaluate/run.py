@@ -82,10 +82,10 @@ def runnable(conditions: list[SystemSpec], task: str, base: RetrieveParams,
     why = why_not(conditions, task, base, choices, supplied, fact_index, variants is not None)
     for name, reason in why.items():
         log.warning("system %s skipped: %s", name, reason)
-    if base.use_rerank and not Path(base.rerank_model).is_dir():
+    if base.running("rerank") and not Path(base.rerank_model).is_dir():
         log.warning("no trained reranker in %s (stage train_reranker): the configured pipeline "
                     "runs without it", base.rerank_model)
-        base = base.model_copy(update={"use_rerank": False})
+        base = base.without("rerank")
     return [c for c in conditions if task in c.tasks and c.name not in why], base
 
 
@@ -96,8 +96,8 @@ def open_searchers(conditions: list[SystemSpec], task: str, base: RetrieveParams
     judgments or facts alone."""
     if all(c.level in ("docs", "facts") for c in conditions):
         return None
-    rerank = any(c.overrides.get("use_rerank") for c in conditions)
-    facts = any(c.overrides.get("fact_weight") for c in conditions) or base.fact_weight > 0
+    rerank = base.running("rerank") and any("rerank" in c.steps for c in conditions)
+    facts = any(c.settings.get("fact_weight") for c in conditions) or base.fact_weight > 0
     return Searchers(task, base, paths, rerank=rerank, facts=facts)
 
 

@@ -140,13 +140,14 @@ def tune_precedents(tuning: Dataset, reported: Dataset, params: Params, paths: I
     and 4 in a second process when ``tune.workers`` is 2 (the rows are the same with 1)."""
     scorer = Scorer(tuning, reported)
     depth, chunk_depth, k = params.evaluate.depth, params.evaluate.chunk_depth, params.retrieve.rrf_k
-    base = candidate_params(params.retrieve, chunk_depth, use_rerank=False, fact_weight=0.0)
+    base = candidate_params(params.retrieve.without("rerank"), chunk_depth, fact_weight=0.0)
     grid = _Grids(scorer)
 
     def pipeline(dense: float, mmr: bool, facts: float = 0.0, reduction: str = "none") -> System:
         weights = {**base.fusion_weights, "precedents": {"bm25": 1.0, "dense": dense}}
+        steps = base.steps if mmr else base.without("mmr").steps
         return pipeline_system(searchers, base.model_copy(update={
-            "use_mmr": mmr, "mmr_tasks": ["precedents"], "fusion_weights": weights,
+            "steps": steps, "mmr_tasks": ["precedents"], "fusion_weights": weights,
             "fact_weight": facts, "query_reduction": reduction}), depth, label="pipeline")
 
     with Apart(params.tune.workers) as apart:
@@ -189,9 +190,8 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths,
     precedents ranked by the pipeline ``precedents`` (:func:`tune_precedents`'s grids) chose."""
     depth = params.evaluate.chunk_depth
     pick = {"precedents": {name: found["best"] for name, found in precedents.items()}}
-    configured = params.retrieve.model_copy(update={
-        **tuned_retrieve(pick)["retrieve"],
-        "bm25_depth": depth, "dense_depth": depth, "use_rerank": False})
+    configured = params.retrieve.without("rerank").model_copy(update={
+        **tuned_retrieve(pick)["retrieve"], "bm25_depth": depth, "dense_depth": depth})
     precedents = open_retriever("precedents", configured, paths)
     statutes = open_retriever("statutes", configured, paths)
     exclude = {q: [d for d, _ in found] for q, found in overlapping_documents(
@@ -203,7 +203,8 @@ def tune_statutes(collection: Dataset, params: Params, paths: IndexPaths,
     for dense, mmr in itertools.product(params.tune.statute_dense_weights, (False, True)):
         weights = {**params.retrieve.fusion_weights, "statutes": {"bm25": 1.0, "dense": dense}}
         retriever = statutes.with_params(configured.model_copy(update={
-            "use_mmr": mmr, "mmr_tasks": ["statutes"], "fusion_weights": weights}))
+            "steps": configured.steps if mmr else configured.without("mmr").steps,
+            "mmr_tasks": ["statutes"], "fusion_weights": weights}))
         direct[dense, mmr] = {q: [h.doc_id for h in retriever.search(text, k=1000).documents]
                               for q, text in collection.queries.items()}
     mapping, sections = bridge_inputs(paths)

@@ -53,7 +53,7 @@ def tune_ft(dev: Dataset, params: Params, paths: IndexPaths, ft_dense: Path,
     ``ft_dense``: the fine-tuned encoder's embeddings (stage ``embed_ft``); ``choices``: the
     tune stage's (the tuned system); ``links``: the corpus's citations (its prior)."""
     depth, chunk_depth = params.evaluate.depth, params.evaluate.chunk_depth
-    base = candidate_params(params.retrieve, chunk_depth, use_rerank=False)
+    base = candidate_params(params.retrieve.without("rerank"), chunk_depth)
     encoders = {"packaged": Searchers("precedents", base, paths),
                 "fine_tuned": Searchers("precedents", base, replace(paths, dense_dir=ft_dense))}
 

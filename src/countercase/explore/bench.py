@@ -37,7 +37,7 @@ def _flip(outcome: str) -> str:
 def run_bench(workspace: Workspace, queries: list[str]) -> dict[str, Any]:
     """Per query: load and build a tree of depth 1 (timed), then an edit of the root's outcome
     and an edit of the first child's (each timed to the redrawn page)."""
-    if tree_params(workspace.params).use_rerank:
+    if tree_params(workspace.params).running("rerank"):
         log.warning("the trees' system reranks (perturb.system): the target is stated without "
                     "it")
     judgments = Judgments(workspace)
@@ -70,7 +70,7 @@ def run_bench(workspace: Workspace, queries: list[str]) -> dict[str, Any]:
                 "max": round(ordered[-1], 3)}
 
     found = summary(edits)
-    return {"queries": queries, "reranker": tree_params(workspace.params).use_rerank,
+    return {"queries": queries, "reranker": tree_params(workspace.params).running("rerank"),
             "setup_seconds": round(setup, 2), "build_depth1_seconds": summary(builds),
             "edit_to_redraw_seconds": found, "target_seconds": TARGET_SECONDS,
             "target_met_p95": found["p95"] <= TARGET_SECONDS}

@@ -49,14 +49,13 @@ def _candidates(dataset: Dataset, params: Params, paths: IndexPaths):
     """Per query, the ``no_rerank`` condition's ranked document hits (the evaluate stage's
     configured first stage, with its leakage guard)."""
     # the first stage only: the domain reranker is neither run nor loaded
-    base = params.retrieve.model_copy(update={"use_rerank": False})
+    base = params.retrieve.without("rerank")
     searchers = Searchers(dataset.task, base, paths)
     exclude: dict[str, list[str]] = {}
     if dataset.task == "statutes":  # only the statute bridge reads the exclusions
         overlaps = searchers.corpus_copies(dataset.queries)
         exclude = {q: [doc for doc, _ in docs] for q, docs in overlaps.items()}
-    search = searchers.search(candidate_params(base, params.evaluate.chunk_depth,
-                                               use_rerank=False))
+    search = searchers.search(candidate_params(base, params.evaluate.chunk_depth))
     return {q: search(text, params.evaluate.depth, exclude.get(q, ())).documents
             for q, text in tqdm(dataset.queries.items(), desc=f"{dataset.collection} no_rerank",
                                 unit="query")}

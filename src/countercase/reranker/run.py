@@ -174,7 +174,7 @@ class Validation:
         self.qids = dataset.qids
         # as the evaluate stage runs the configured pipeline: chunk_depth candidates per retriever
         retriever = open_retriever("precedents", candidate_params(
-            params.retrieve, params.evaluate.chunk_depth, use_rerank=False), paths)
+            params.retrieve.without("rerank"), params.evaluate.chunk_depth), paths)
         self.doc_of = dict(zip(retriever.chunks["chunk_id"], retriever.chunks["doc_id"]))
         self.depth = depth
         self.candidates: dict[str, list[tuple[str, str]]] = {}

@@ -142,8 +142,7 @@ class Composer:
         whole judgments finds each one's passage."""
         if self._chunks is None:
             self._chunks = open_retriever(self.task, self.base.model_copy(update={
-                "use_bm25": True, "use_dense": False, "use_mmr": False, "use_rerank": False,
-                "fact_weight": 0.0}), self.paths)
+                "steps": ("bm25", "bridge"), "fact_weight": 0.0}), self.paths)
         return self._chunks
 
     def _learned(self, spec: SystemSpec, table: Retriever) -> LearnedRetriever:
@@ -165,12 +164,12 @@ class Composer:
         # reranker (a command's start-up)
         params = spec.params(self.base, self.chunk_depth, self.choices)
         # the pipeline opens its dense ranking whenever it is on, at any weight
-        need = (params.use_dense or spec.reads_vectors(self.base, self.chunk_depth, self.task),
-                params.use_rerank)
+        need = (params.running("dense") or spec.reads_vectors(self.base, self.chunk_depth,
+                                                              self.task),
+                params.running("rerank"))
         if need not in self._opened:
-            self._opened[need] = Searchers(
-                self.task, self.base.model_copy(update={"use_rerank": need[1]}), self.paths,
-                dense=need[0])
+            self._opened[need] = Searchers(self.task, self.base, self.paths, dense=need[0],
+                                           rerank=need[1])
         return self._opened[need]
 
     def _build(self, spec: SystemSpec, replacing: dict[str, str]) -> System:
@@ -307,7 +306,7 @@ def _why(spec: SystemSpec, here: _Here, replacing: dict[str, str]) -> str | None
         return f"ranks {', '.join(spec.tasks)} only"
     missing = spec.missing(set(supplied))
     facts = spec.level == "facts" or (spec.level == "chunks" and not choices.why_not(
-        spec.overrides) and spec.params(base, 1, choices).fact_weight > 0)
+        spec.settings) and spec.params(base, 1, choices).fact_weight > 0)
     if facts and "fact_sheets" not in supplied:
         missing = sorted({*missing, "fact_sheets"})
     if missing:
@@ -319,7 +318,7 @@ def _why(spec: SystemSpec, here: _Here, replacing: dict[str, str]) -> str | None
     if spec.chunking is not None and not here.chunkings:
         return ("a chunking variant is cut from the corpus's documents and sections and "
                 "searched by the evaluate stage only")
-    why = choices.why_not({**spec.step, **spec.overrides})
+    why = choices.why_not({**spec.step, **spec.settings})
     if why:
         return why
     if spec.dense_dir is not None and not (spec.dense_dir / task / "meta.json").is_file():
@@ -328,7 +327,8 @@ def _why(spec: SystemSpec, here: _Here, replacing: dict[str, str]) -> str | None
     model = layout.LTR / f"{spec.step.get('model')}.txt"
     if spec.level == "ltr" and not model.is_file():
         return f"no learned ranker at {model} (stage train_ltr)"
-    if spec.overrides.get("use_rerank") and not Path(base.rerank_model).is_dir():
+    if "rerank" in spec.steps and "rerank" not in spec.when \
+            and not Path(base.rerank_model).is_dir():
         return f"no trained reranker in {base.rerank_model} (stage train_reranker)"
     if spec.level == "route":  # the systems it sends this collection's queries to
         for name in dict.fromkeys(_routed(spec, here, replacing).values()):

@@ -96,7 +96,7 @@ def run_latency(queries: list[str], params: RetrieveParams, plain: Mapping[str, 
         trained = Path(params.rerank_model).is_dir()
         cached = (load_reranker(params.rerank_model, params.rerank_backend) if trained else
                   CachedReranker(CrossEncoderReranker(untrained_minilm_cross_encoder(tmp))))
-        with_rerank = params.model_copy(update={"use_rerank": True})
+        with_rerank = params.with_steps("rerank")
         retriever = open_retriever("precedents", with_rerank, paths, reranker=cached)
         label = f"precedents_rerank_top{params.rerank_depth}"
         conditions[label] = time_queries(retriever, queries, label)

@@ -56,10 +56,10 @@ def load_chunk_table(task: str, paths: IndexPaths) -> pd.DataFrame:
 
 
 def configured_reranker(params: RetrieveParams, wanted: bool | None = None):
-    """The domain reranker ``params`` name when ``wanted`` (default: ``use_rerank``), else
+    """The domain reranker ``params`` name when ``wanted`` (default: step rerank runs), else
     None; None with a warning when it is not trained: the reranker is a refinement, and
     without it the first stage still answers."""
-    if not (params.use_rerank if wanted is None else wanted):
+    if not (params.running("rerank") if wanted is None else wanted):
         return None
     try:
         return load_reranker(params.rerank_model, params.rerank_backend)
@@ -80,20 +80,20 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
     if reranker is None:
         reranker = configured_reranker(params)
     bm25 = None
-    if params.use_bm25:
+    if params.running("bm25"):
         _need(paths.index_dir / f"{task}_chunks", f"{task} BM25 index (stage `index`)")
         bm25 = Bm25Searcher(paths.index_dir / f"{task}_chunks",
                             cache=CACHED_SEARCHES if cache else 0)
     dense = encoder = None
     precision = "float32"
     dense_dir = paths.dense_dir / task
-    if params.use_dense:
+    if params.running("dense"):
         meta = read_meta(dense_dir)
         if meta is None:
-            if not params.use_bm25:
+            if not params.running("bm25"):
                 _need(dense_dir / "meta.json", f"{task} embeddings (stage `embed`)")
             log.warning("no embeddings in %s (stage `embed`): searching with BM25 only", dense_dir)
-            params = params.model_copy(update={"use_dense": False, "use_mmr": False})
+            params = params.without("dense", "mmr")
         else:
             dense = DenseIndex.load(dense_dir)
             precision = meta.get("precision", "float32")
@@ -109,9 +109,9 @@ def open_retriever(task: str, params: RetrieveParams, paths: IndexPaths = IndexP
 
 
 def open_statute_search(params: RetrieveParams, paths: IndexPaths = IndexPaths()):
-    """The statute task's search: the statutes' pipeline, and (``statute_bridge`` on) the
+    """The statute task's search: the statutes' pipeline, and (step bridge) the
     precedents that cite them (:mod:`countercase.retrieve.statute_bridge`)."""
-    precedents = open_retriever("precedents", params, paths) if params.statute_bridge else None
+    precedents = open_retriever("precedents", params, paths) if params.running("bridge") else None
     return statute_search(open_retriever("statutes", params, paths), precedents, params, paths)
 
 
@@ -128,7 +128,7 @@ def bridge_inputs(paths: IndexPaths) -> tuple[dict[str, list[str]], dict[str, fr
 
 def statute_search(statutes: Retriever, precedents: Retriever | None, params: RetrieveParams,
                    paths: IndexPaths):
-    if not params.statute_bridge or precedents is None:
+    if not params.running("bridge") or precedents is None:
         return StatuteSearch(statutes)
     bridge = StatuteBridge(*bridge_inputs(paths), params.bridge_depth, params.bridge_rank_offset)
     return StatuteSearch(statutes, precedents, bridge, params.bridge_weights, params.rrf_k)

@@ -1,7 +1,7 @@
 """The retrieval pipeline every perturbation-tree node calls (plan section 6).
 
 (query reduction) -> pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter -> attribution,
-each stage switchable in :class:`~countercase.config.RetrieveParams`. Results come at two
+the steps a system runs named in :attr:`~countercase.config.RetrieveParams.steps`. Results come at two
 levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
 pooled by max: a judgment ranks where its best chunk ranks).
 
@@ -159,19 +159,19 @@ class Retriever:
         self.facts = facts  # countercase.index.facts.FactSearcher, or None
         self.task = task
         self.precision = precision  # of the query embedding: the one the passages were embedded in
-        if params.use_bm25 and bm25 is None:
-            raise ValueError("use_bm25 is on but no BM25 index was given")
-        if params.use_dense and (dense is None or encoder is None):
-            raise ValueError("use_dense is on but no dense index or encoder was given")
-        if not (params.use_bm25 or params.use_dense):
-            raise ValueError("at least one of use_bm25 and use_dense must be on")
+        if params.running("bm25") and bm25 is None:
+            raise ValueError("step bm25 runs but no BM25 index was given")
+        if params.reads_vectors(task) and (dense is None or encoder is None):
+            raise ValueError("the search reads the chunks' vectors (step dense at a weight above "
+                             "0, or mmr) but no dense index or encoder was given")
         if params.fact_weight > 0 and task == "precedents" and facts is None:
             raise ValueError("fact_weight is above 0 but no fact index was given "
                              "(stage `index_facts`)")
 
     def with_params(self, params: RetrieveParams) -> "Retriever":
-        """The same indexes and chunk table under other switches (an ablation condition)."""
-        if params.use_dense and self.dense is None:  # opened without embeddings (a warning)
+        """The same indexes and chunk table under other steps and settings (an ablation
+        condition)."""
+        if params.reads_vectors(self.task) and self.dense is None:  # opened without embeddings
             raise CountercaseError(f"the {self.task} search was opened without embeddings "
                                    "(stage `embed`); a condition with dense search cannot run")
         return Retriever(self._table, params, bm25=self.bm25, dense=self.dense,
@@ -246,12 +246,8 @@ class Retriever:
 
         rankings: dict[str, list[str]] = {}
         stage_scores: dict[str, dict[str, float]] = {}
-        # A retriever whose fusion weight for this task is 0 would add nothing but its tail: it
-        # is not run (unless it is the only one switched on).
-        task_weights = p.fusion_weights.get(self.task, {})
-        use_bm25 = p.use_bm25 and (task_weights.get("bm25", 1.0) > 0 or not p.use_dense)
-        use_dense = p.use_dense and (task_weights.get("dense", 1.0) > 0 or not use_bm25)
-        if use_bm25:
+        retrievers = p.retrievers(self.task)
+        if "bm25" in retrievers:
             t = time.perf_counter()
             depth = p.bm25_depth if prefilter or mask is None else int(np.ceil(p.bm25_depth / share))
             hits = self.bm25.search(searched, depth, filters.lucene() if prefilter else None)
@@ -259,7 +255,7 @@ class Retriever:
             rankings["bm25"] = [cid for cid, _ in hits]
             stage_scores["bm25"] = dict(hits)
             timings["bm25"] = (time.perf_counter() - t) * 1000
-        if use_dense:
+        if "dense" in retrievers:
             t = time.perf_counter()
             vector = self._query_vector(searched)
             allowed = self._table.dense_rows(self.dense, mask) if prefilter else None
@@ -286,14 +282,14 @@ class Retriever:
         timings["rrf"] = (time.perf_counter() - t) * 1000
 
         ordered = fused
-        if p.use_mmr and self.task in p.mmr_tasks and self.dense is not None and fused:
+        if p.running("mmr") and self.task in p.mmr_tasks and self.dense is not None and fused:
             t = time.perf_counter()
             ordered = mmr(fused, self.dense.vectors([cid for cid, _ in fused]), lambda_=p.mmr_lambda)
             stage_scores["mmr"] = dict(ordered)
             timings["mmr"] = (time.perf_counter() - t) * 1000
         ids = [cid for cid, _ in ordered]
 
-        if p.use_rerank and self.reranker is not None and ids:
+        if p.running("rerank") and self.reranker is not None and ids:
             t = time.perf_counter()
             head = ids[:p.rerank_depth]
             passages = [(cid, self.chunks.at[self.row_of[cid], "text"]) for cid in head]

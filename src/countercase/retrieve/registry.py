@@ -19,14 +19,15 @@ import yaml
 from pydantic import ValidationError
 
 from countercase import layout
-from countercase.config import ConfigError, Params, RetrieveParams
-from countercase.retrieve.choices import Choices, check_ref, is_ref, placeholder, refs
+from countercase.config import PIPELINE_STEPS, ConfigError, Params, RetrieveParams
+from countercase.retrieve.choices import Choices, ChoiceError, check_ref, is_ref, placeholder, refs
 from countercase.retrieve.pooling import POOLS
 
 SYSTEMS_FILE = Path(__file__).resolve().parents[3] / layout.SYSTEMS
 TASKS = ("precedents", "statutes")
-# chunks: the pipeline over chunks pooled to judgments by max (its settings: params.yaml
-# retrieve, with overrides); docs: BM25 over whole judgments; facts: the fact channel alone;
+# chunks: the pipeline over chunks pooled to judgments by max (the steps it lists, at params.yaml
+# retrieve's settings with its steps' own); docs: BM25 over whole judgments; facts: the fact
+# channel alone;
 # passages: chunk BM25 pooled by another rule; fusion: systems' runs fused by weighted RRF;
 # prior: a system's run fused with the citation prior; rebased: another system composed with
 # some of its components replaced; ltr: a learned ranker of stage train_ltr over its pool;
@@ -46,7 +47,16 @@ NEEDS = ("citations", "dates", "fact_sheets")
 # (metadata) and fact sheets (stages factsheets, index_facts); a TREC folder supplies none
 CORPUS_SUPPLIES = frozenset(NEEDS)
 ENCODERS = {"fine_tuned": layout.DENSE_FT}
-_KEYS = {"description", "level", "tasks", "chunking", "encoder", "overrides", "reference",
+# a chunks system's steps (countercase.retrieve.pipeline) and the retrieve settings each may set;
+# bm25, dense, mmr, rerank and bridge run when listed (config.PIPELINE_STEPS), fusion, facts and
+# reduce always run and are listed for their settings; `when: {choice: ...}` runs a step only
+# when the chosen value is true (before its stage has chosen: on)
+PIPELINE_SETTINGS = {"bm25": ("bm25_depth",), "dense": ("dense_depth",),
+                     "fusion": ("fusion_weights", "rrf_k"), "mmr": ("mmr_tasks", "mmr_lambda"),
+                     "rerank": ("rerank_depth", "rerank_first_stage_weight"),
+                     "facts": ("fact_weight", "fact_depth"), "reduce": ("query_reduction",),
+                     "bridge": ("bridge_depth", "bridge_rank_offset", "bridge_weights")}
+_KEYS = {"description", "level", "tasks", "chunking", "encoder", "steps", "reference",
          "needs", "heldout", *(key for keys in STEP_KEYS.values() for key in keys)}
 
 
@@ -64,7 +74,9 @@ class SystemSpec:
     name: str
     description: str
     level: str = "chunks"
-    overrides: dict[str, Any] = field(default_factory=dict)
+    steps: tuple[str, ...] = ()  # a chunks system's switched steps (config.PIPELINE_STEPS)
+    settings: dict[str, Any] = field(default_factory=dict)  # the retrieve values its steps set
+    when: dict[str, dict] = field(default_factory=dict)  # step -> the chosen value it runs on
     tasks: tuple[str, ...] = TASKS
     chunking: tuple[int, int] | None = None  # (size, overlap) of a chunking variant, BM25 only
     dense_dir: Path | None = None  # embeddings of another encoder (default: the embed stage's)
@@ -74,15 +86,25 @@ class SystemSpec:
     step: dict[str, Any] = field(default_factory=dict)  # its level's settings (STEP_KEYS)
     opt_in: bool = False  # see :func:`_opt_in`
 
+    def updates(self, choices: Choices | None = None, strict: bool = True) -> dict[str, Any]:
+        """The retrieve values a chunks system sets (its steps, and their settings with the
+        chosen values read; not ``strict``: a value whose file is not written yet stays a
+        reference); none for another level."""
+        if self.level != "chunks":
+            return {}
+        choices = choices or Choices()
+        return {**choices.resolve(self.settings, strict),
+                "steps": tuple(step for step in PIPELINE_STEPS if step in self.steps and (
+                    step not in self.when or _runs(choices, self.when[step])))}
+
     def params(self, base: RetrieveParams, chunk_depth: int,
                choices: Choices | None = None) -> RetrieveParams:
-        return candidate_params(base, chunk_depth, **(choices or Choices()).resolve(
-            self.overrides))
+        return candidate_params(base, chunk_depth, **self.updates(choices))
 
     def served(self, base: RetrieveParams, choices: Choices | None = None) -> RetrieveParams:
         """``base`` (params.yaml ``retrieve``, its depths as they are) with this system's
-        overrides: the pipeline ``countercase search`` and the trees run."""
-        return base.model_copy(update=(choices or Choices()).resolve(self.overrides))
+        steps: the pipeline ``countercase search`` and the trees run."""
+        return base.model_copy(update=self.updates(choices))
 
     @property
     def pipeline(self) -> bool:
@@ -135,13 +157,8 @@ class SystemSpec:
                 for name in self.components())
         if self.dense_dir is not None:
             return True
-        p = self.params(base, chunk_depth, Choices()) if not refs(self.overrides) else \
-            candidate_params(base, chunk_depth, **placeholder(self.overrides))
-        weights = p.fusion_weights.get(task, {})
-        # as Retriever.search runs them: a retriever at weight 0 is skipped unless it is alone
-        bm25 = p.use_bm25 and (weights.get("bm25", 1.0) > 0 or not p.use_dense)
-        dense = p.use_dense and (weights.get("dense", 1.0) > 0 or not bm25)
-        return dense or (p.use_mmr and task in p.mmr_tasks)
+        return candidate_params(base, chunk_depth, **placeholder(
+            self.updates(strict=False))).reads_vectors(task)
 
 
 def _step(level: str, raw: dict, where: str) -> dict[str, Any]:
@@ -213,22 +230,64 @@ def _spec(name: str, raw: Any, source: Path, line: int | None = None) -> SystemS
     encoder = raw.get("encoder")
     if encoder is not None and encoder not in ENCODERS:
         raise ConfigError(f"{where}: encoder {encoder!r} is none of {', '.join(ENCODERS)}")
-    overrides = raw.get("overrides") or {}
-    if overrides and level != "chunks":
-        raise ConfigError(f"{where}: only a chunks system overrides the pipeline's settings")
-    for ref in refs(overrides):
-        check_ref(ref, f"{where}: overrides")
-    try:
-        RetrieveParams.model_validate({**RetrieveParams().model_dump(),
-                                       **placeholder(overrides)})
-    except ValidationError as error:
-        raise ConfigError(f"{where}: overrides are no retrieve parameters: "
-                          f"{error.errors()[0]['loc']} {error.errors()[0]['msg']}") from None
+    steps, settings, when = _steps(raw.get("steps"), level, where)
     chunking = raw.get("chunking")
-    return SystemSpec(name, raw["description"].strip(), level, dict(overrides), tasks,
+    return SystemSpec(name, raw["description"].strip(), level, steps, settings, when, tasks,
                       tuple(chunking) if chunking else None, ENCODERS.get(encoder),
                       raw.get("reference", "full"), needs, bool(raw.get("heldout", False)),
                       step)
+
+
+def _runs(choices: Choices, ref: dict) -> bool:
+    """Whether a step with ``when: ref`` runs: the chosen value; before its stage has chosen,
+    it runs (the first stage is never the one to wait for the reranker's training)."""
+    try:
+        return bool(choices.get(ref))
+    except ChoiceError:
+        return True
+
+
+def _steps(raw: Any, level: str, where: str) -> tuple[tuple[str, ...], dict, dict]:
+    """A chunks system's ``steps``: each a step's name, or ``{step: {setting: value, when:
+    chosen value}}``; the switched steps, the settings and the chosen values they run on."""
+    if level != "chunks":
+        if raw is not None:
+            raise ConfigError(f"{where}: only a chunks system lists pipeline steps")
+        return (), {}, {}
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}: a chunks system lists its steps, of "
+                          f"{', '.join(PIPELINE_SETTINGS)}")
+    steps, settings, when = [], {}, {}
+    for item in raw:
+        name, given = (item, {}) if isinstance(item, str) else (
+            next(iter(item.items())) if isinstance(item, dict) and len(item) == 1 else (item, None))
+        if (not isinstance(name, str) or name not in PIPELINE_SETTINGS
+                or not isinstance(given, dict)):
+            raise ConfigError(f"{where}: step {item!r} is none of {', '.join(PIPELINE_SETTINGS)} "
+                              "(a name, or {name: {setting: value}})")
+        stray = sorted(set(given) - {*PIPELINE_SETTINGS[name], "when"})
+        if stray:
+            raise ConfigError(f"{where}: step {name} has no setting {', '.join(stray)} "
+                              f"(its settings: {', '.join(PIPELINE_SETTINGS[name])})")
+        if "when" in given:
+            if name not in PIPELINE_STEPS or not is_ref(given["when"]):
+                raise ConfigError(f"{where}: step {name}: when is a chosen value "
+                                  "({choice: FILE.KEY}) of a step of "
+                                  f"{', '.join(PIPELINE_STEPS)}")
+            when[name] = given["when"]
+        for key, value in given.items():
+            for ref in refs(value):
+                check_ref(ref, f"{where}: step {name}: {key}")
+        settings |= {key: value for key, value in given.items() if key != "when"}
+        if name in PIPELINE_STEPS:
+            steps.append(name)
+    try:
+        RetrieveParams.model_validate({**RetrieveParams().model_dump(),
+                                       **placeholder(settings), "steps": tuple(steps)})
+    except ValidationError as error:
+        raise ConfigError(f"{where}: steps: {error.errors()[0]['loc']} "
+                          f"{error.errors()[0]['msg']}") from None
+    return tuple(steps), settings, when
 
 
 def _opt_in(spec: SystemSpec, by_name: dict[str, SystemSpec]) -> bool:

@@ -19,17 +19,18 @@ from countercase.retrieve.load import configured_reranker, open_retriever, statu
 
 class Searchers:
     def __init__(self, task: str, base: RetrieveParams, paths: IndexPaths,
-                 dense: bool = True, rerank: bool = False, facts: bool = False) -> None:
+                 dense: bool = True, rerank: bool | None = None, facts: bool = False) -> None:
         self.task, self.paths = task, paths
         # one reranker (and score cache) for every condition; none (a warning) when untrained
-        reranker = configured_reranker(base, rerank or base.use_rerank)
-        # both retrievers loaded (dense too, when its embeddings exist), whatever base switches
-        full = base.model_copy(update={"use_bm25": True, "use_dense": dense,
-                                       "use_rerank": reranker is not None})
+        # (rerank None: as base runs step rerank)
+        reranker = configured_reranker(base, rerank)
+        # both retrievers loaded (dense too, when its embeddings exist), whatever base runs
+        full = base.without("dense", "rerank").with_steps(
+            "bm25", *(("dense",) if dense else ()), *(("rerank",) if reranker else ()))
         # every condition searches the same queries: BM25 hits and query vectors kept
         self.precedents = open_retriever("precedents", full, paths, reranker=reranker,
                                          facts=facts, cache=True) \
-            if task == "precedents" or base.statute_bridge else None
+            if task == "precedents" or base.running("bridge") else None
         self.statutes = (open_retriever("statutes", full, paths, reranker=reranker, cache=True)
                          if task == "statutes" else None)
 
