@@ -169,6 +169,9 @@ def test_a_system_added_by_one_entry_is_built_by_the_composer(tmp_path, project)
     entries["systems"]["toy"] = {"description": "a toy fusion", "level": "fusion",
                                  "fuse": {"bm25": 1.0, "bm25_docs": 1.0},
                                  "tasks": ["precedents"]}
+    # a chunk pipeline is the steps it names: BM25 alone, fused at another k, orders as bm25
+    entries["systems"]["toy_pipeline"] = {"description": "chunk BM25 at another RRF k",
+                                          "steps": ["bm25", {"fusion": {"rrf_k": 30}}]}
     file = tmp_path / "systems.yaml"
     file.write_text(yaml.safe_dump(entries), encoding="utf-8")
     registry = {spec.name: spec for spec in read_systems(file)}
@@ -182,6 +185,8 @@ def test_a_system_added_by_one_entry_is_built_by_the_composer(tmp_path, project)
     bm25 = build.system("bm25")({qid: topics[qid]})[qid]
     docs = build.system("bm25_docs")({qid: topics[qid]})[qid]
     assert toy and {d for d, _ in toy} <= {d for d, _ in bm25} | {d for d, _ in docs}
+    pipeline = build.system("toy_pipeline")({qid: topics[qid]})[qid]
+    assert [d for d, _ in pipeline] == [d for d, _ in bm25]
     assert [h.doc_id for h in build.ranker("toy").search(topics[qid], k=5).documents] \
         == [d for d, _ in toy[:5]]  # searched as it ranks, each at a passage of its own
     with pytest.raises(ConfigError, match="no system 'toy' in the registry"):
