@@ -78,7 +78,6 @@ repro:
 		$(VENV)/bin/python -m countercase.dag.schedule --jobs $(JOBS)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc checkout --allow-missing --quiet || true
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/python -m countercase.dag.parallel --jobs $(JOBS)
-	$(VENV)/bin/python -m countercase.report.results  # the results table, from this run
 	$(VENV)/bin/python -m countercase.report.readme  # the README's measured tables, from it
 	$(VENV)/bin/python -m countercase.report.repro_clock finish
 	$(VENV)/bin/python -m countercase.report.build record --pipeline dvc.yaml

@@ -33,11 +33,11 @@ def test_the_table_sets_each_collection_against_bm25_and_the_served_system():
         assert collection["rows"][served]["vs_served"] is None
 
 
-def test_a_missing_per_query_table_is_named(tmp_path, capsys):
+def test_a_missing_per_query_table_is_named(tmp_path, run_cli):
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
-    assert results.main(["--root", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert "per_query.csv" in err and "Traceback" not in err and err.count("\n") == 1
+    code, _, err = run_cli("results", "--root", str(tmp_path))
+    assert code == 2 and "per_query.csv" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and not (tmp_path / results.RESULTS).exists()
 
 
 def test_missing_parameters_are_named(tmp_path):
@@ -45,7 +45,7 @@ def test_missing_parameters_are_named(tmp_path):
         results.table(Outputs(tmp_path))
 
 
-def test_a_damaged_output_is_named_in_one_line(tmp_path, capsys):
+def test_a_damaged_output_is_named_in_one_line(tmp_path, run_cli):
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
     for kept in results.L.PAPER_INPUTS.values():
         if kept.suffix == ".csv":
@@ -53,6 +53,15 @@ def test_a_damaged_output_is_named_in_one_line(tmp_path, capsys):
             shutil.copy(ROOT / kept, tmp_path / kept)
     (tmp_path / "metrics").mkdir()
     (tmp_path / "metrics/retrieval.json").write_text("{not json")
-    assert results.main(["--root", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert "metrics/retrieval.json: not JSON" in err and err.count("\n") == 1
+    code, _, err = run_cli("results", "--root", str(tmp_path))
+    assert code == 2 and "metrics/retrieval.json: not JSON" in err and err.count("\n") == 1
+
+
+def test_stage_results_writes_the_table_the_paper_and_readme_format(tmp_path, run_cli):
+    out = tmp_path / "results.json"
+    code, _, err = run_cli("results", "--root", str(ROOT), "--out", str(out))
+    assert code == 0, err
+    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
+        (ROOT / results.RESULTS).read_text(encoding="utf-8"))
+    paper = (ROOT / "paper" / "paper.qmd").read_text(encoding="utf-8")
+    assert "countercase.report.results" not in paper  # the paper formats the file, no more

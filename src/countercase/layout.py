@@ -217,6 +217,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "llm_replay": {"outs": (), "metrics": (metrics("llm_replay"),)},
     "explore_bench": {"outs": (), "metrics": (timing("explorer"),)},
     "notebooks": {"outs": (NOTEBOOKS,), "metrics": (timing("notebooks"),)},
+    "results": {"outs": (), "metrics": (metrics("results"),)},
     "paper": {"outs": (PAPER_HTML, PAPER_PDF, PAPER_MANIFEST, *PAPER_INPUTS.values()),
               "metrics": ()},
 }

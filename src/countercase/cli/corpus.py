@@ -23,6 +23,8 @@ from countercase.ingest.text import TextSource, count_judgments
 from countercase.quickstart import build_project
 from countercase.report.notebooks import notebook_sources, run_notebooks
 from countercase.report.paper import refresh_inputs, render_paper
+from countercase.report.results import RESULTS
+from countercase.report.results import write as write_results
 from countercase.runtime.digests import sha256_files
 
 log = logging.getLogger("countercase")
@@ -133,6 +135,17 @@ def extract_eval(
     write_json(out, evaluate_extraction(metadata, summary, gold, rhetorical_roles,
                                          load_params(params_path).extract))
     log.info("extraction metrics -> %s", out)
+
+
+@app.command()
+def results(
+    root: Optional[Path] = typer.Option(None, help="The project whose outputs it reads "
+                                        "(default: the working folder, as DVC runs it)."),
+    out: Path = typer.Option(RESULTS, help="The results table (JSON), under ROOT."),
+) -> None:
+    """The results table the README and the paper format: each collection's headline systems
+    with intervals and tests, and the counterfactual answer (countercase.report.results)."""
+    log.info("results table -> %s", write_results(root or Path.cwd(), out))
 
 
 @app.command()

@@ -60,6 +60,7 @@ STAGE_UNITS = {
     "leakage": "lucene", "perturb": "lucene",
     "validity_v2_rerun": "lucene", "regress_ft": "python",
     "holdings": "python", "targets": "python", "validity_v3": "lucene",
+    "results": "python",
 }
 
 # torch units, each timed in a fresh interpreter on 2 threads: seconds per batch (median of 3)

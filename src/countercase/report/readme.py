@@ -561,8 +561,8 @@ def headline(o: Outputs) -> str:
     BM25 and the AILA 2019 track's best run, and the counterfactual answer in one row."""
     found = o.json(str(RESULTS))
     if not found:
-        return (f"*the results table `{RESULTS}` is missing: `python -m "
-                "countercase.report.results` (`make repro` runs it)*\n")
+        return (f"*the results table `{RESULTS}` is missing: stage `results` writes it "
+                "(`countercase results`)*\n")
     rows, notes = [], []
     for name, c in found["collections"].items():
         by = {row["system"]: row for row in c["rows"]}

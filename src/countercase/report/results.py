@@ -1,21 +1,19 @@
-"""The results table: the headline numbers the README and the paper report, computed once.
+"""Stage ``results``: the headline numbers the README and the paper report, computed once.
 
 :func:`table` reads the pipeline's outputs (``metrics/``, ``params.yaml``, the AILA track's
-best runs and the per-query tables the paper keeps in ``paper/inputs/``) and returns, per
-collection, the headline systems of :mod:`countercase.report.headline` (MAP with its 95 %
-bootstrap interval, P@10, RR, the Holm-corrected paired test against the served system, the
-smallest difference the queries detect) after the track's best run, and the counterfactual
-answer (the preregistered v3 test). ``python -m countercase.report.results`` writes it to
-:data:`RESULTS`; the README's headline block formats that file and the paper's cells format
-:func:`table`: neither draws an interval or runs a test of its own.
+best runs and the evaluate stage's per-query tables, or the copies the paper keeps in
+``paper/inputs/`` where the pipeline has not run) and returns, per collection, the headline
+systems of :mod:`countercase.report.headline` (MAP with its 95 % bootstrap interval, P@10, RR,
+the Holm-corrected paired test against the served system, the smallest difference the queries
+detect) after the track's best run, and the counterfactual answer (the preregistered v3 test).
+``countercase results`` writes it to :data:`RESULTS`; the README's headline block and the
+paper's cells format that file: neither draws an interval or runs a test of its own.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +49,10 @@ def _plain(value: Any) -> Any:
 
 
 def per_query(o: Outputs, collection: str) -> Path | None:
-    """The per-query table of ``collection`` the paper keeps (``paper/inputs/``)."""
-    return next((o.root / kept for made, kept in L.PAPER_INPUTS.items()
+    """The per-query table of ``collection``: the evaluate stage's, else the copy the paper
+    keeps (``paper/inputs/``; the copy is refreshed from it whenever the paper renders)."""
+    return next(((o.root / made) if (o.root / made).is_file() else (o.root / kept)
+                 for made, kept in L.PAPER_INPUTS.items()
                  if made.parent.name == collection and made.suffix == ".csv"), None)
 
 
@@ -60,8 +60,8 @@ def collection(o: Outputs, name: str, seed: int, served: str) -> dict[str, Any]:
     """One collection's headline rows, the track's best run first where the track scored it."""
     table = per_query(o, name)
     if table is None or not table.is_file():
-        raise ResultsError(f"{table or name}: the per-query table is missing (stage `paper` "
-                           "copies it from `evaluate`)")
+        raise ResultsError(f"{table or name}: the per-query table is missing (stage "
+                           "`evaluate` writes it)")
     track = (o.yaml(str(L.TRACK_RESULTS)) or {}).get(name.removeprefix("aila2019-")) \
         if name.startswith("aila2019-") else None
     rows = headline(pd.read_csv(table), name, served, seed, track)
@@ -104,24 +104,12 @@ def table(o: Outputs) -> dict[str, Any]:
     return {"collections": collections, "counterfactual": counterfactual(o)}
 
 
-def write(root: Path) -> Path:
-    path = Path(root) / RESULTS
-    path.write_text(json.dumps(table(Outputs(root)), indent=1) + "\n",
-                    encoding="utf-8")
-    return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=Path("."), help="The repository.")
-    args = parser.parse_args(argv)
+def write(root: Path, out: Path = RESULTS) -> Path:
+    """The table of the outputs under ``root``, written to ``out`` (under ``root``)."""
     try:
-        print(write(args.root))
-    except (ResultsError, ValueError) as error:  # a missing or damaged output, named
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        found = table(Outputs(root))
+    except ValueError as error:  # a damaged output, named by its file
+        raise ResultsError(str(error)) from None
+    path = Path(root) / out
+    path.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    return path
