@@ -66,6 +66,18 @@ def test_declared_deps_exist():
                 (stage.name, path)
 
 
+def test_declared_params_are_in_params_yaml():
+    """DVC refuses to record a stage whose declared param is not in params.yaml, after the
+    stage has run: a key the file lost (or a chosen one, which it never holds) is found here."""
+    values = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    for stage in STAGES:
+        for key in stage.params or ():
+            found = values
+            for part in key.split("."):
+                assert isinstance(found, dict) and part in found, (stage.name, key)
+                found = found[part]
+
+
 def test_stage_outputs_are_the_layout():
     stages = _stages()
     assert set(stages) == set(layout.STAGE_OUTPUTS) == set(BY_NAME)
