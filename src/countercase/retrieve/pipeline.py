@@ -1,8 +1,8 @@
 """The retrieval pipeline every perturbation-tree node calls (plan section 6).
 
-(query reduction) -> pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter -> attribution,
-the steps a system runs named in :attr:`~countercase.config.RetrieveParams.steps`. Results come at two
-levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
+(query reduction) -> pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter
+-> attribution, the steps a system runs named in :attr:`~countercase.config.RetrieveParams.steps`.
+Results come at two levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
 pooled by max: a judgment ranks where its best chunk ranks).
 
 With ``fact_weight`` above 0 (precedents), the judgments are then fused by weighted RRF with the
