@@ -2,8 +2,8 @@
 
 (query reduction) -> pre-filter -> BM25 top N + dense top N -> RRF -> MMR -> rerank -> post-filter
 -> attribution, the steps a system runs named in :attr:`~countercase.config.RetrieveParams.steps`.
-Results come at two levels: chunks (with page, section type and every stage's score) and judgments (chunk hits
-pooled by max: a judgment ranks where its best chunk ranks).
+Results come at two levels: chunks (with page, section type and every stage's score) and judgments
+(chunk hits pooled by max: a judgment ranks where its best chunk ranks).
 
 With ``fact_weight`` above 0 (precedents), the judgments are then fused by weighted RRF with the
 fact channel's ranking (:mod:`countercase.index.facts`): the fact sheet given with the query, or
