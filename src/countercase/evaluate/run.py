@@ -96,7 +96,8 @@ def open_searchers(conditions: list[SystemSpec], task: str, base: RetrieveParams
     judgments or facts alone."""
     if all(c.level in ("docs", "facts") for c in conditions):
         return None
-    rerank = base.running("rerank") and any("rerank" in c.steps for c in conditions)
+    # as the configured pipeline runs (base), or as a lever asks
+    rerank = base.running("rerank") or any("rerank" in c.steps for c in conditions)
     facts = any(c.settings.get("fact_weight") for c in conditions) or base.fact_weight > 0
     return Searchers(task, base, paths, rerank=rerank, facts=facts)
 
