@@ -127,7 +127,7 @@ class RetrieveParams(_Section):
     k: int = Field(10, gt=0)
     # Pre-filter inside the indexes when the filter removes more than this share of the corpus.
     prefilter_threshold: float = Field(0.5, ge=0, le=1)
-    # statutes through the precedents that cite them (step bridge: retrieve.statute_bridge)
+    # statutes through the precedents that cite them (step bridge, retrieve/statute_bridge.py)
     bridge_depth: int = Field(20, gt=0)
     bridge_rank_offset: float = Field(0.0, ge=0)
     bridge_weights: dict[str, float] = {"direct": 0.1, "precedents": 1.0}
@@ -528,18 +528,22 @@ CHOICES: dict[str, Choice] = {
 ADOPTABLE = tuple(name for name, choice in CHOICES.items() if choice.values is not None)
 
 
+def _held(raw: dict, keys: Iterable[str]) -> list[str]:
+    """The ``section.key`` of ``keys`` that params.yaml's mapping ``raw`` holds."""
+    return [key for key in keys if isinstance(raw.get(key.split(".")[0]), dict)
+            and key.split(".")[1] in raw[key.split(".")[0]]]
+
+
 def _adopt(raw: dict, root: Path, names: Iterable[str], path: Path) -> dict:
     """``raw`` (params.yaml's mapping) with the values of the choice files ``names``; a choice
     not made yet (its file missing) leaves the defaults of :class:`Params`. ``raw`` holding a
     chosen value is an error, whichever choices are adopted."""
-    held = [key for key in SYSTEM_KEYS if isinstance(raw.get(key.split(".")[0]), dict)
-            and key.split(".")[1] in raw[key.split(".")[0]]]
+    held = _held(raw, SYSTEM_KEYS)
     if held:
         raise ConfigError(f"{path}: {', '.join(held)}: set by the system searched "
                           f"({layout.SYSTEMS}); remove it from {path.name}")
     for choice in CHOICES.values():
-        held = [key for key in choice.keys if isinstance(raw.get(key.split(".")[0]), dict)
-                and key.split(".")[1] in raw[key.split(".")[0]]]
+        held = _held(raw, choice.keys)
         if held:
             raise ConfigError(f"{path}: {', '.join(held)}: chosen by stage {choice.stage} "
                               f"({choice.path}); remove it from {path.name}")
