@@ -444,6 +444,18 @@ class ConfigError(CountercaseError, ValueError):
     """A params file that is missing, unreadable or invalid; the message names the file."""
 
 
+def read_section(path: Path, key: str, what: str) -> dict:
+    """The mapping ``key`` of the YAML file ``path`` (a rule file's section); a file that cannot
+    be read, or holds no such mapping, is a :class:`ConfigError` naming it as ``what``."""
+    try:
+        found = (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}).get(key)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError) as error:
+        raise ConfigError(f"cannot read {what} {path}: {error}") from None
+    if not isinstance(found, dict):
+        raise ConfigError(f"{path}: no mapping {key!r}")
+    return found
+
+
 def _pick(found: dict, source: Path, *keys: str) -> Any:
     value: Any = found
     for key in keys:

@@ -121,12 +121,11 @@ class CaseFiles:
 
     def require(self) -> CaseFiles:
         """These files, each there (or a UserError naming the one missing)."""
-        for path, what in ((self.edges, "section adjacency map (stage `adjacency`)"),
-                           (self.documents, "documents file"),
-                           (self.sheets, "fact sheets (stage `factsheets`)"),
-                           (self.groups, "citation groups (stage `train_reranker`)"),
-                           (self.gold, "gold dispositive facts")):
-            require(path, what)
+        require_each((self.edges, "section adjacency map (stage `adjacency`)"),
+                     (self.documents, "documents file"),
+                     (self.sheets, "fact sheets (stage `factsheets`)"),
+                     (self.groups, "citation groups (stage `train_reranker`)"),
+                     (self.gold, "gold dispositive facts"))
         return self
 
 
@@ -166,6 +165,12 @@ def write_json(path: Path, payload: dict) -> None:
 def require(path: Optional[Path], what: str) -> None:
     if path is not None and not path.exists():
         raise UserError(f"{what} not found: {path}")
+
+
+def require_each(*inputs: tuple[Optional[Path], str]) -> None:
+    """:func:`require` of each (path, what it is)."""
+    for path, what in inputs:
+        require(path, what)
 
 
 def require_folder(path: Optional[Path], what: str) -> None:

@@ -12,7 +12,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import (CASE_DOCUMENTS_OPTION, CHUNKS_OPTION, CITATIONS_OPTION,
                                   METADATA_OPTION, PARAMS_OPTION, PROFILES_OPTION, TIMING_OPTION,
-                                  app, metrics_option, require, write_json)
+                                  app, metrics_option, require, require_each, write_json)
 from countercase.config import load_params
 from countercase.explain.run import open_explainer, run_explain
 from countercase.holdings.case_targets import Inputs
@@ -39,8 +39,7 @@ def explain(
 ) -> None:
     """Grounded explanations of every result and edge of the trees, each sentence re-verified
     against its sources; with --tree, one tree's Markdown report."""
-    for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (chunks, "chunks")):
-        require(path, what)
+    require_each((sheets, "fact sheets (stage `factsheets`)"), (chunks, "chunks"))
     if tree_file is not None:
         require(tree_file, "tree JSON")
     else:
@@ -62,10 +61,9 @@ def tree_explainer(sheets: Path, chunks: Path, profiles: Path | None, citations:
     citation-grounded targets (the citation graph and the ``targets`` settings)."""
     if profiles is None:
         return open_explainer(sheets, chunks)
-    for path, what in ((profiles, "holding profiles (stage `holdings`)"),
-                       (citations, "citation collection (stage `citations`)"),
-                       (documents, "judgment texts (stage `ingest`)")):
-        require(path, what)
+    require_each((profiles, "holding profiles (stage `holdings`)"),
+                 (citations, "citation collection (stage `citations`)"),
+                 (documents, "judgment texts (stage `ingest`)"))
     grounds = Inputs(citations=citations, documents=documents, sheets=sheets, profiles=profiles)
     return open_explainer(sheets, chunks, grounds, Settings.of(load_params(params_path).targets))
 
@@ -80,10 +78,9 @@ def topology(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Tree shapes and precedent robustness, against citation in-degree and bench size."""
-    for path, what in ((trees, "trees (stage `perturb`)"),
-                       (groups, "citation groups (stage `train_reranker`)"),
-                       (metadata, "metadata file")):
-        require(path, what)
+    require_each((trees, "trees (stage `perturb`)"),
+                 (groups, "citation groups (stage `train_reranker`)"),
+                 (metadata, "metadata file"))
     report = run_topology(trees, groups, metadata, load_params(params_path).seed)
     write_json(out, report)
     found = report["robustness_vs_indegree"]

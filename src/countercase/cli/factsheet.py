@@ -16,7 +16,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (LIVE_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  metrics_option, read_json, require, write_json)
+                                  metrics_option, read_json, require, require_each, write_json)
 from countercase.config import load_params
 from countercase.datasets.aila import read_queries
 from countercase.factsheet.rules import extract_rules
@@ -47,9 +47,8 @@ def factsheets(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Rule fact sheets of every judgment and every AILA query."""
-    for path, what in ((documents, "documents file"), (extract_dir, "extract folder"),
-                       (queries, "topics file")):
-        require(path, what)
+    require_each((documents, "documents file"), (extract_dir, "extract folder"),
+                 (queries, "topics file"))
     topics = read_queries(queries)
     params = load_params(params_path)
     tag = None

@@ -9,7 +9,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (CITATIONS_OPTION, METADATA_OPTION, PARAMS_OPTION, app, require,
-                                  write_json)
+                                  require_each, write_json)
 from countercase.config import load_params
 from countercase.holdings.case_targets import Inputs, run_targets
 from countercase.holdings.run import run_holdings
@@ -45,9 +45,8 @@ def targets(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Every citation case's root edits and their citation-grounded appear and drop sets."""
-    for path, what in ((citations, "citation collection"), (sheets, "fact sheets"),
-                       (profiles, "holding profiles"), (edges, "section edges")):
-        require(path, what)
+    require_each((citations, "citation collection"), (sheets, "fact sheets"),
+                 (profiles, "holding profiles"), (edges, "section edges"))
     params = load_params(params_path)
     write_json(metrics, run_targets(Inputs(citations, documents, sheets, metadata, edges, profiles),
                                     out, Settings.of(params.targets), params.targets.per_type,

@@ -10,7 +10,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (PARAMS_OPTION, TIMING_OPTION, app, index_paths, metrics_option,
-                                  require, require_folder, write_json)
+                                  require_each, require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.layout import IndexPaths
 from countercase.ltr.run import choice as chosen, run_train_ltr
@@ -45,10 +45,9 @@ def train_ltr(
     """Train the learned rankers by their rule on the dev queries, measure them out of fold,
     and write whether the rule serves ltr, before any test query is scored."""
     require_folder(citations, "citation collection (stage citations)")
-    for path, what in ((sheets, "fact sheets (stage factsheets)"), (documents, "documents"),
-                       (choice, "tuning choice (stage tune)"), (rule, "the ltr rule"),
-                       (serving_rule, "the serving rule")):
-        require(path, what)
+    require_each((sheets, "fact sheets (stage factsheets)"), (documents, "documents"),
+                 (choice, "tuning choice (stage tune)"), (rule, "the ltr rule"),
+                 (serving_rule, "the serving rule"))
     require_folder(paths.fact_index, "fact index (stage index_facts)")
     params = load_params(params_path, adopt=("tuning", "reranker"))  # its own choice: none
     serving = read_rule(serving_rule)

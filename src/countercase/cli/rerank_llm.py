@@ -10,7 +10,7 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, LIVE_OPTION, PARAMS_OPTION, UserError, app,
-                                  index_paths, metrics_option, require, write_json)
+                                  index_paths, metrics_option, require, require_each, write_json)
 from countercase.config import load_params
 from countercase.factsheet.llm import LlmUnavailableError, open_recording
 from countercase.factsheet.llm_replay import check
@@ -34,11 +34,10 @@ def rerank_llm(
 ) -> None:
     """Rerank the configured pipeline's top documents by the local LLM's P(yes) (AILA 2019
     Tasks 1 and 2, test queries) and compare with no reranking."""
-    for path, what in ((aila_dir / "Query_doc.txt", "AILA topics"),
-                       (paths.chunks, "chunks"), (paths.metadata, "metadata"),
-                       (paths.index_dir / "precedents_chunks", "precedents BM25 index"),
-                       (paths.index_dir / "statutes_chunks", "statutes BM25 index")):
-        require(path, what)
+    require_each((aila_dir / "Query_doc.txt", "AILA topics"),
+                 (paths.chunks, "chunks"), (paths.metadata, "metadata"),
+                 (paths.index_dir / "precedents_chunks", "precedents BM25 index"),
+                 (paths.index_dir / "statutes_chunks", "statutes BM25 index"))
     params = load_params(params_path)
     try:
         with open_recording("rerank_llm", "live" if live else params.llm.mode,

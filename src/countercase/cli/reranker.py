@@ -12,7 +12,7 @@ import typer
 from countercase import layout
 from countercase.citations.run import run_citations
 from countercase.cli.base import (AILA_OPTION, PARAMS_OPTION, TIMING_OPTION, UserError, app,
-                                  metrics_option, require, require_folder, resume_option,
+                                  metrics_option, require_each, require_folder, resume_option,
                                   write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import aila
@@ -58,14 +58,13 @@ def train_reranker(
     params = load_params(params_path, adopt=("tuning",))
     if params.reranker.validate_on == "citations":
         require_folder(citations, "citation collection (stage citations)")
-    for path, what in ((documents, "documents file"), (extract_dir / "chunks.parquet", "chunks"),
-                       (extract_dir / "sections.parquet", "sections"),
-                       (extract_dir / "metadata.parquet", "metadata"),
-                       (index_dir / "precedents_chunks", "precedents BM25 index"),
-                       (index_dir / "statutes_chunks", "statutes BM25 index"),
-                       (index_dir / "statute_sections.json", "statute-to-section map"),
-                       (aila_dir / "Query_doc.txt", "AILA topics")):
-        require(path, what)
+    require_each((documents, "documents file"), (extract_dir / "chunks.parquet", "chunks"),
+                 (extract_dir / "sections.parquet", "sections"),
+                 (extract_dir / "metadata.parquet", "metadata"),
+                 (index_dir / "precedents_chunks", "precedents BM25 index"),
+                 (index_dir / "statutes_chunks", "statutes BM25 index"),
+                 (index_dir / "statute_sections.json", "statute-to-section map"),
+                 (aila_dir / "Query_doc.txt", "AILA topics"))
     if judgments < 0:
         raise UserError(f"--judgments must be 0 or more, got {judgments}")
     found = run_train_reranker(params, documents, extract_dir, index_dir, dense_dir, aila_dir,
@@ -92,11 +91,10 @@ def citations(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The citation collection: corpus judgments that cite others as queries, masked."""
-    for path, what in ((documents, "documents file"),
-                       (extract_dir / "sections.parquet", "sections"),
-                       (extract_dir / "metadata.parquet", "metadata"),
-                       (aila_dir / "Query_doc.txt", "AILA topics")):
-        require(path, what)
+    require_each((documents, "documents file"),
+                 (extract_dir / "sections.parquet", "sections"),
+                 (extract_dir / "metadata.parquet", "metadata"),
+                 (aila_dir / "Query_doc.txt", "AILA topics"))
     params = load_params(params_path)
     report = run_citations(params.citations, params.seed, documents, extract_dir,
                            aila.queries(aila_dir), out)

@@ -13,7 +13,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
                                   TIMING_OPTION, UserError, app, index_paths, metrics_option,
-                                  require, require_folder, write_json)
+                                  require, require_each, require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import load
 from countercase.datasets.aila import read_queries
@@ -50,10 +50,9 @@ def index(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """BM25 indexes of both tasks at chunk and at document level."""
-    for path, what in ((chunks, "chunks file"), (metadata, "metadata file"),
-                       (documents, "documents file"), (statutes, "statutes archive"),
-                       (statute_table, "statute table")):
-        require(path, what)
+    require_each((chunks, "chunks file"), (metadata, "metadata file"),
+                 (documents, "documents file"), (statutes, "statutes archive"),
+                 (statute_table, "statute table"))
     params = load_params(params_path)
     stats = run_index(chunks, metadata, documents, statutes, statute_table, out, params.index,
                       params.extract)
@@ -73,9 +72,8 @@ def index_facts(
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The fact channel: every judgment's fact sheet as legal-fact tokens in Lucene."""
-    for path, what in ((sheets, "fact sheets (stage `factsheets`)"), (metadata, "metadata file"),
-                       (statute_table, "statute table")):
-        require(path, what)
+    require_each((sheets, "fact sheets (stage `factsheets`)"), (metadata, "metadata file"),
+                 (statute_table, "statute table"))
     params = load_params(params_path)
     stats = build_fact_index(read_sheets(sheets), read_years(metadata),
                              statute_chapters(pd.read_parquet(statute_table)), out,

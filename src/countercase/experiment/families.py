@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from countercase.config import ConfigError
+from countercase.config import ConfigError, read_section
 from countercase.experiment.significance import holm
 
 ROUNDS = 10_000  # sign flips drawn per test
@@ -19,12 +18,7 @@ ROUNDS = 10_000  # sign flips drawn per test
 
 def read_families(path: Path) -> dict[str, list[tuple[str, str]]]:
     """family -> [(system, against)] from the rule file's ``holm_families`` ("A vs B")."""
-    try:
-        raw = (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}).get("holm_families")
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError) as error:
-        raise ConfigError(f"cannot read the declared families of {path}: {error}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: no mapping 'holm_families'")
+    raw = read_section(path, "holm_families", "the declared families of")
     found = {}
     for family, pairs in raw.items():
         parsed = [tuple(part.strip() for part in str(pair).split(" vs ")) for pair in pairs or []]

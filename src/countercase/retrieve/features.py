@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from countercase import layout
-from countercase.config import ConfigError
+from countercase.config import ConfigError, read_section
 from countercase.datasets.limits import Limit
 from countercase.factsheet.rules import extract_rules
 from countercase.factsheet.schema import FactSheet, validate_sheet
@@ -100,12 +99,7 @@ _SETTINGS = {"pool_depth": int, "chunk_hits": int, "folds": int, "grid": dict, "
 def read_settings(path: Path = layout.LTR_RULE) -> dict:
     """The ``settings`` of the learned ranker's rule file, each of its type (the pool and the
     features' depths here; the grid and the stopping in :mod:`countercase.ltr.train`)."""
-    try:
-        found = (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}).get("settings")
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError) as error:
-        raise ConfigError(f"cannot read the learned ranker's rule {path}: {error}") from None
-    if not isinstance(found, dict):
-        raise ConfigError(f"{path}: no mapping 'settings'")
+    found = read_section(path, "settings", "the learned ranker's rule")
     wrong = [key for key, kind in _SETTINGS.items()
              if not isinstance(found.get(key), kind if kind is not float else (int, float))
              or isinstance(found.get(key), bool)]
