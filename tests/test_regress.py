@@ -102,6 +102,34 @@ def test_update_needs_a_reason_and_records_it(run_cli, fixture, regressions, tmp
     assert "a test re-records it" in (regressions / "README.md").read_text()
 
 
+def test_a_cpu_class_is_checked_against_its_own_record(run_cli, fixture, regressions):
+    from countercase.runtime.cpu import cpu_class
+
+    path = regressions / "aila2019-task2" / "bm25_docs.yaml"
+    before = yaml.safe_load(path.read_text())
+    code, _, err = run_cli("regress", "--update", REF, "--cpu-class", "--regressions",
+                           str(regressions), "--index-dir", str(fixture / "index"), "--documents",
+                           str(fixture / "none.jsonl"), "--reason", "this class's own record")
+    assert code == 0, err
+    after = yaml.safe_load(path.read_text())
+    own = after.pop("by_cpu")
+    assert after == before  # the reference stays as it was
+    assert list(own) == [cpu_class()] and own[cpu_class()]["expected"] == before["expected"]
+    assert "this class's own record" in (regressions / "README.md").read_text()
+
+    def planted(cpu, shift):
+        record = yaml.safe_load(path.read_text())
+        record["by_cpu"] = {cpu: {**own[cpu_class()], "expected": {
+            **before["expected"], "MAP": round(before["expected"]["MAP"] + shift, 4)}}}
+        path.write_text(yaml.safe_dump(record, sort_keys=False))
+    planted("another CPU / avx2", 0.01)  # another class's record: not this run's check
+    code, _, err = _verify(run_cli, fixture, regressions)
+    assert code == 0, err
+    planted(cpu_class(), 0.01)  # this class's own: checked instead of the reference
+    code, _, err = _verify(run_cli, fixture, regressions)
+    assert code == 1 and "MAP" in err
+
+
 def test_run_files_are_verified_without_re_running(run_cli, fixture, regressions, tmp_path):
     from countercase.datasets import load
     from countercase.experiment import Experiment

@@ -30,6 +30,7 @@ from countercase.layout import IndexPaths
 from countercase.report import stage_times
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.registry import BY_NAME, DEFAULT, OPT_IN
+from countercase.runtime.cpu import cpu_class as here
 
 log = logging.getLogger("countercase")
 # what the scoring commands run the conditions with
@@ -153,6 +154,9 @@ def regress(
                               "pipeline's conditions (with --opt-in, of the opt-in ones)."),
     opt_in: bool = OPT_IN_OPTION,
     reason: str = typer.Option("", help="Why the expected scores change (with --update)."),
+    cpu_class: bool = typer.Option(
+        False, "--cpu-class", help="With --update: record the scores as this machine's CPU "
+        "class's own, beside the reference record (a class whose trained models differ)."),
     runs: Optional[Path] = typer.Option(
         None, help="Score the run files here (the evaluate stage's out) instead of re-running."),
     regressions: Path = typer.Option(layout.REGRESSIONS, help="The regression files."),
@@ -187,7 +191,7 @@ def regress(
         records = ([run.new_record(ref) for ref in refs] if refs
                    else select(regressions, [], opt_in))
         for path in run.update(records, regressions, params, paths, variants, runs, aila_dir,
-                               reason, choices, linked):
+                               reason, choices, linked, here() if cpu_class else None):
             log.info("%s: expected scores recorded", path)
         return
     records = select(regressions, refs, opt_in)
@@ -195,7 +199,9 @@ def regress(
     columns = ["collection", "condition", "measure", "expected", "found", "diff"]
     if metrics:
         write_json(metrics, {"regressions": len(records), "drifts": len(drifts),
-                             "passed": not drifts,
+                             "passed": not drifts, "cpu_class": here(),
+                             "own_records": sum(here() in (r.get("by_cpu") or {})
+                                                for r in records),
                              "moved": [dict(zip(columns, d.row())) for d in drifts]})
     if drifts:
         _print_table("regressions that moved", columns, [d.row() for d in drifts])

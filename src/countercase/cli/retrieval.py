@@ -29,7 +29,8 @@ from countercase.layout import IndexPaths
 from countercase.report import stage_times
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.compose import open_composer, routed, why_not
-from countercase.retrieve.latency import PLAIN, run_latency
+from countercase.retrieve.latency import PLAIN, RERANKED, run_latency
+from countercase.retrieve.ranker import Ranker
 from countercase.retrieve.registry import CORPUS_SUPPLIES, system as registered
 from countercase.runtime.cpu import facts
 
@@ -157,7 +158,11 @@ def latency(
     plain = {task: open_composer(task, paths, params.retrieve, params.evaluate,
                                  Choices()).ranker(PLAIN)
              for task in ("precedents", "statutes")}
-    report = run_latency(texts, params.retrieve, plain, paths, served)
+
+    def reranked(reranker) -> Ranker:
+        return open_composer("precedents", paths, params.retrieve, params.evaluate, Choices(),
+                             reranker=reranker).ranker(RERANKED)
+    report = run_latency(texts, params.retrieve, plain, reranked, served)
     write_json(out, report)
     log.info("latency of %d queries -> %s", len(texts), out)
 

@@ -7,6 +7,11 @@ never does); ``countercase regress --verify`` scores the condition again (or rea
 the evaluate stage wrote) and reports every measure that moved beyond the tolerance, and every
 setting of the configuration that is no longer what the scores were recorded with.
 ``README.md`` beside the files is the reproduction matrix generated from them.
+
+A file's ``expected`` and ``config`` are the reference build's. A build on another CPU class
+whose trained models differ in their bytes (docs/reproducing.md) is checked against that class's
+own record, ``by_cpu: {<class>: {config, expected, updates}}``, where ``countercase regress
+--update --cpu-class`` made one; the reference stays as it was.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from countercase.index.dense import read_meta
 from countercase.index.encoders import INT8
 from countercase.retrieve.choices import Choices
 from countercase.retrieve.registry import BY_NAME, SystemSpec, candidate_params
+from countercase.runtime.cpu import cpu_class
 from countercase.runtime.digests import sha256_files
 
 TOLERANCE = 1e-4
@@ -64,6 +70,13 @@ def read_regression(path: Path) -> dict[str, Any]:
 
 def read_regressions(root: Path) -> list[dict[str, Any]]:
     return [read_regression(p) for p in sorted(Path(root).glob("*/*.yaml"))]
+
+
+def for_cpu(record: dict[str, Any], cpu: str) -> dict[str, Any]:
+    """What a run on CPU class ``cpu`` is checked against: that class's own record where one
+    was made (``by_cpu``), else the reference."""
+    own = (record.get("by_cpu") or {}).get(cpu)
+    return {**record, **own} if own else record
 
 
 def select(root: Path, refs: Iterable[str], opt_in: bool = False) -> list[dict[str, Any]]:
@@ -146,11 +159,13 @@ class Drift:
 
 
 def verify(records: list[dict[str, Any]], scores: Scores, params: Params,
-           choices: Choices | None = None) -> list[Drift]:
+           choices: Choices | None = None, cpu: str | None = None) -> list[Drift]:
     """Every measure of ``records`` whose score in ``scores`` moved beyond the tolerance, and
-    every configuration setting that differs from the recorded one."""
+    every configuration setting that differs from the recorded one; each record as CPU class
+    ``cpu`` (default: this machine's) reads it (:func:`for_cpu`)."""
+    cpu = cpu or cpu_class()
     drifts = []
-    for r in records:
+    for r in (for_cpu(r, cpu) for r in records):
         key = (r["collection"], r["condition"])
         condition = BY_NAME.get(r["condition"])
         if condition is None:
@@ -179,20 +194,30 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, A
 def update(root: Path, collection: str, dataset: str, condition: SystemSpec, params: Params,
            scores: dict[str, float], topics: str, index: dict[str, int], reason: str,
            choices: Choices | None = None,
-           today: Callable[[], dt.date] = dt.date.today) -> Path:
-    """Write (or rewrite) one regression file with ``scores`` as its expected scores."""
+           today: Callable[[], dt.date] = dt.date.today, cpu: str | None = None) -> Path:
+    """Write (or rewrite) one regression file with ``scores`` as its expected scores; with
+    ``cpu``, as that CPU class's own record beside the reference, which stays as it was."""
     if not reason.strip():
         raise RegressionError("--reason is required: say why the expected scores change")
     path = regression_path(root, collection, condition.name)
-    history = read_regression(path).get("updates", []) if path.exists() else []
-    record = {
-        "collection": collection, "dataset": dataset, "condition": condition.name,
-        "description": condition.description, "command": command(collection, condition.name),
-        "config": configuration(condition, params, choices), "topics": topics,
-        "index": index,
-        "expected": {name: scores[name] for name in MEASURES}, "tolerance": TOLERANCE,
-        "updates": [*history, {"date": today().isoformat(), "reason": reason.strip()}],
-    }
+    found = read_regression(path) if path.exists() else {}
+    if cpu is not None and not found:
+        raise RegressionError(f"{path}: no reference record to set a CPU class's record beside")
+    entry = {"config": configuration(condition, params, choices),
+             "expected": {name: scores[name] for name in MEASURES}}
+    change = {"date": today().isoformat(), "reason": reason.strip()}
+    if cpu is not None:
+        by_cpu = dict(found.get("by_cpu") or {})
+        by_cpu[cpu] = {**entry, "updates": [*by_cpu.get(cpu, {}).get("updates", []), change]}
+        record = {**found, "by_cpu": by_cpu}
+    else:
+        record = {
+            "collection": collection, "dataset": dataset, "condition": condition.name,
+            "description": condition.description, "command": command(collection, condition.name),
+            "config": entry["config"], "topics": topics, "index": index,
+            "expected": entry["expected"], "tolerance": TOLERANCE,
+            "updates": [*found.get("updates", []), change],
+            **({"by_cpu": found["by_cpu"]} if found.get("by_cpu") else {})}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(record, sort_keys=False, width=100), encoding="utf-8")
     return path
@@ -206,7 +231,9 @@ def render_matrix(root: Path) -> str:
              "against: `countercase regress --verify --all` re-runs them and fails on drift "
              "(the DVC stage `regress` checks the evaluate stage's run files). Only "
              "`countercase regress --update <collection>/<condition> --reason \"...\"` "
-             "rewrites a file, and this page is generated from the files by it; do not edit "
+             "rewrites a file (with `--cpu-class`, only the record of this machine's CPU "
+             "class, `by_cpu`, which a run on that class is checked against instead of the "
+             "reference), and this page is generated from the files by it; do not edit "
              "by hand.", ""]
     records = read_regressions(root)
     for collection in dict.fromkeys(r["collection"] for r in records):
@@ -223,6 +250,14 @@ def render_matrix(root: Path) -> str:
             last = (r.get("updates") or [{}])[-1]
             lines.append(f"| `{r['condition']}` | {r.get('description', '')} | "
                          f"{last.get('date', '')}: {last.get('reason', '')} |")
+        own = [(r, cpu, found) for r in rows for cpu, found in (r.get("by_cpu") or {}).items()]
+        if own:
+            lines += ["", "Recorded for another CPU class (`by_cpu`), checked on that class "
+                      "instead of the reference:", "",
+                      "| condition | CPU class | MAP | last update |", "|---|---|---|---|"]
+            lines += [f"| `{r['condition']}` | {cpu} | {found['expected']['MAP']:.4f} | "
+                      f"{found['updates'][-1]['date']}: {found['updates'][-1]['reason']} |"
+                      for r, cpu, found in own]
         lines.append("")
     return "\n".join(lines)
 

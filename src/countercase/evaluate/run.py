@@ -267,14 +267,20 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
     for name in collections:
         dataset = (load("citations/heldout", inputs.citations) if name == "citations"
                    else load(f"{name.replace('-', '/')}/test", inputs.aila_dir))
+        chosen = [c for c in systems if c.name in HELDOUT] if name == "citations" else systems
+        if not any(dataset.task in c.tasks for c in chosen):
+            log.warning("collection %s skipped: none of the systems asked ranks its %s", name,
+                        dataset.task)
+            continue
         table = paths.chunk_table(dataset.task)
         doc_ids = (set(pd.read_parquet(table, columns=["doc_id"])["doc_id"])
                    if table.exists() else set())
         unmasked = (unmasked_source(params, paths, inputs.documents)
                     if name == "citations" else None)
-        jobs.append((dataset, paths, doc_ids, variants,
-                     [c for c in systems if c.name in HELDOUT] if name == "citations"
-                     else systems, unmasked))
+        jobs.append((dataset, paths, doc_ids, variants, chosen, unmasked))
+    if not jobs:
+        raise EvaluateError(f"none of the systems asked ranks the collections asked "
+                            f"({', '.join(collections)})")
     read = [inputs.aila_dir, inputs.citations, inputs.choice, inputs.documents, paths.index_dir,
             paths.dense_dir, paths.chunks, paths.metadata, paths.fact_index,
             Path(params.retrieve.rerank_model).parent, layout.LTR, layout.JUDGMENT_SHEETS,

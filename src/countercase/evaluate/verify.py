@@ -78,9 +78,9 @@ def verify(records: list[dict[str, Any]], params: Params, paths: IndexPaths,
 def update(records: list[dict[str, Any]], root: Path, params: Params, paths: IndexPaths,
            variants: VariantSource | None, runs: Path | None, aila_root: Path | None,
            reason: str, choices: Choices | None = None,
-           citations: Path | None = None) -> list[Path]:
-    """Score ``records`` and write them as expected scores, with ``reason``; nothing is
-    written unless every record could be scored."""
+           citations: Path | None = None, cpu: str | None = None) -> list[Path]:
+    """Score ``records`` and write them as expected scores, with ``reason`` (with ``cpu``: as
+    that CPU class's own records); nothing is written unless every record could be scored."""
     if not reason.strip():
         raise reg.RegressionError("--update needs --reason: say why the expected scores change")
     planned = []
@@ -98,7 +98,8 @@ def update(records: list[dict[str, Any]], root: Path, params: Params, paths: Ind
         raise reg.RegressionError(f"{', '.join(missing)} could not be scored here (see the log)")
     written = [reg.update(root, r["collection"], r["dataset"], condition, params,
                           found[r["collection"], r["condition"]], _topics(dataset.qids), index,
-                          reason, choices) for r, dataset, condition, index in planned]
+                          reason, choices, cpu=cpu)
+               for r, dataset, condition, index in planned]
     reg.write_matrix(root)
     return written
 

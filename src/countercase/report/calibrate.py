@@ -37,7 +37,7 @@ import yaml
 from countercase import layout
 from countercase.datasets import aila
 from countercase.index.bm25 import Bm25Searcher, build_bm25_index
-from countercase.runtime.cpu import model_name
+from countercase.runtime.cpu import cpu_class
 from countercase.runtime.models import MINILM, encoder_dir, offline
 
 log = logging.getLogger(__name__)
@@ -145,20 +145,6 @@ UNITS = {"encoder": lambda: _torch_unit("encoder"),
          "train_step": lambda: _torch_unit("train_step"),
          "cross_encoder": lambda: _torch_unit("cross_encoder"),
          "lucene": _lucene_unit, "python": _python_unit}
-
-
-def cpu_class() -> str:
-    """The CPU's model name and its widest vector extension."""
-    try:
-        flags = next((set(line.split(":", 1)[1].split()) for line in
-                      Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("flags")), set())
-    except OSError:
-        flags = set()
-    isa = next((name for flag, name in (("amx_tile", "amx"), ("avx512_bf16", "avx512-bf16"),
-                                       ("avx512f", "avx512"), ("avx2", "avx2"))
-                if flag in flags), "baseline")
-    return f"{model_name()} / {isa}"
 
 
 def read_json(path: Path) -> dict:

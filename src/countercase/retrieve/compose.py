@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -77,6 +78,9 @@ class Composer:
     # the systems by name: configs/systems.yaml's, or another file's (read_systems), so that a
     # system declared in one entry is built and scored as a registered one is
     registry: Mapping[str, SystemSpec] = field(default_factory=lambda: BY_NAME)
+    # the reranker of the pipeline systems' search (None: the trained one ``base`` names); the
+    # latency stage hands its own in, to read its score cache
+    reranker: Any = None
     _runs: dict = field(default_factory=dict, init=False, repr=False)
     _opened: dict = field(default_factory=dict, init=False, repr=False)  # by (dense, rerank)
     _links: tuple | None = field(default=None, init=False, repr=False)
@@ -131,7 +135,8 @@ class Composer:
         (``base``'s, not an experiment's ``chunk_depth``), opened when first searched."""
         served = spec.served(self.base, self.choices)
         if self.task == "precedents":
-            opened = cache(lambda: open_retriever(self.task, served, self.paths))
+            opened = cache(lambda: open_retriever(self.task, served, self.paths,
+                                                  reranker=self.reranker))
             return lambda query, filters, k, sheet, kind: opened().search(query, filters, k,
                                                                           sheet)
         opened = cache(lambda: open_statute_search(served, self.paths))
@@ -266,16 +271,19 @@ def open_composer(task: str, paths: IndexPaths, base: RetrieveParams, evaluate: 
                   citations: Path | None = None, unmasked=None,
                   supplied: frozenset[str] = CORPUS_SUPPLIES,
                   registry: Mapping[str, SystemSpec] | None = None,
-                  chunkings: Callable[[int, int], IndexPaths] | None = None) -> Composer:
+                  chunkings: Callable[[int, int], IndexPaths] | None = None,
+                  reranker: Any = None) -> Composer:
     """The composer of one collection's systems: ``evaluate.depth`` documents per topic,
     ``evaluate.chunk_depth`` chunk candidates; ``citations``: the citation collection's folder
     whose links the prior and the learned rankers read (None: none); ``supplied``: what the
     collection supplies beyond documents, topics and qrels (the served system's route);
-    ``registry``: the systems by name (default: configs/systems.yaml's)."""
+    ``registry``: the systems by name (default: configs/systems.yaml's); ``reranker``: the
+    pipeline systems' reranker (default: the trained one)."""
     links = None if citations is None else lambda: read_citations(citations).links
     return Composer(task, paths, base, evaluate.depth, evaluate.chunk_depth, choices,
                     searchers, exclude or {}, admits, links, chunkings, unmasked=unmasked,
-                    supplied=supplied, registry=BY_NAME if registry is None else registry)
+                    supplied=supplied, registry=BY_NAME if registry is None else registry,
+                    reranker=reranker)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ Conditions: both tasks with the configured pipeline (reranker off); precedents w
 filter narrow enough to pre-filter and one wide enough to post-filter; precedents with the
 reranker on the top ``rerank_depth``, run twice to show that a warm score cache makes the second
 pass cost no model call; and the served system when it is no pipeline (a learned ranker), one
-query at a time as ``countercase search`` serves it, its features computed cold. The reranker is the domain reranker (``retrieve.rerank_model``, stage
-``train_reranker``) when it exists; until then it is its architecture with an untrained head
+query at a time as ``countercase search`` serves it, its features computed cold. Each is a
+system of the registry the composer builds. The reranker is the domain reranker
+(``retrieve.rerank_model``, stage ``train_reranker``) when it exists; until then it is its
+architecture with an untrained head
 (:func:`~countercase.retrieve.rerank.untrained_minilm_cross_encoder`): the same cost, scores
 that mean nothing, so this benchmark reports time only, never quality.
 """
@@ -26,9 +28,7 @@ from tqdm import tqdm
 
 from countercase.config import RetrieveParams
 from countercase.datasets.limits import Topics
-from countercase.layout import IndexPaths
 from countercase.retrieve.filters import SearchFilter
-from countercase.retrieve.load import open_retriever
 from countercase.retrieve.ranker import Ranker
 from countercase.retrieve.rerank import (CachedReranker, CrossEncoderReranker, load_reranker,
                                          untrained_minilm_cross_encoder)
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 # path) of the AILA chunks.
 FILTERED = {"precedents_years_1950_1975": (1950, 1975), "precedents_years_1990_2020": (1990, 2020)}
 PLAIN = "no_rerank"  # the configured pipeline, its reranker off: the stages timed without it
+RERANKED = "rerank"  # the configured pipeline with the domain reranker: the reranker's cost
 
 
 def summarise(samples: list[float]) -> dict[str, float]:
@@ -76,11 +77,12 @@ def time_system(rank: Callable, queries: list[str], label: str,
 
 
 def run_latency(queries: list[str], params: RetrieveParams, plain: Mapping[str, Ranker],
-                paths: IndexPaths = IndexPaths(),
+                reranked: Callable[[Any], Ranker],
                 served: dict[str, tuple[str, Callable]] | None = None) -> dict[str, Any]:
     """Every condition of the module docstring; ``plain``: per task, system :data:`PLAIN` as
-    the composer builds it; ``served``: per kind of query, the system that serves it and its
-    ranking function, when the served system is no pipeline."""
+    the composer builds it; ``reranked``: a reranker -> system :data:`RERANKED` as the composer
+    builds it around that reranker; ``served``: per kind of query, the system that serves it
+    and its ranking function, when the served system is no pipeline."""
     import torch
 
     report: dict[str, Any] = {"n_queries": len(queries), "torch_threads": torch.get_num_threads(),
@@ -96,8 +98,7 @@ def run_latency(queries: list[str], params: RetrieveParams, plain: Mapping[str, 
         trained = Path(params.rerank_model).is_dir()
         cached = (load_reranker(params.rerank_model, params.rerank_backend) if trained else
                   CachedReranker(CrossEncoderReranker(untrained_minilm_cross_encoder(tmp))))
-        with_rerank = params.with_steps("rerank")
-        retriever = open_retriever("precedents", with_rerank, paths, reranker=cached)
+        retriever = reranked(cached)
         label = f"precedents_rerank_top{params.rerank_depth}"
         conditions[label] = time_queries(retriever, queries, label)
         cold = cached.stats.as_dict()

@@ -50,6 +50,21 @@ def model_name() -> str:
                  if line.startswith("model name")), platform.processor() or "unknown CPU")
 
 
+def cpu_class() -> str:
+    """The CPU's model name and its widest vector extension: the class whose builds give the
+    same bytes (the timings' key, and a regression's record per CPU)."""
+    try:
+        flags = next((set(line.split(":", 1)[1].split()) for line in
+                      Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), set())
+    except OSError:
+        flags = set()
+    isa = next((name for flag, name in (("amx_tile", "amx"), ("avx512_bf16", "avx512-bf16"),
+                                       ("avx512f", "avx512"), ("avx2", "avx2"))
+                if flag in flags), "baseline")
+    return f"{model_name()} / {isa}"
+
+
 def facts() -> dict:
     """The CPU as the numeric libraries see it."""
     import torch
