@@ -99,13 +99,24 @@ def test_the_headline_formats_the_results_table(tmp_path):
     task1 = table["collections"]["aila2019-task1"]
     served = next(r for r in task1["rows"] if r["system"] == task1["served"])
     served["MAP"], served["MAP_ci"] = 0.5, [0.25, 0.75]  # what the table says is what it prints
-    table["counterfactual"] = None
     (root / "metrics/results.json").write_text(json.dumps(table))
     body = render("<!-- measured:headline -->\n<!-- /measured:headline -->\n", Outputs(root))
     row = next(line for line in body.split("\n") if "AILA 2019 Task 1" in line)
     assert f"`{task1['served_system']}` | 0.5000 [0.250, 0.750] |" in row
     assert f"{task1['track']['MAP']} (`{task1['track']['run']}`)" in row
-    assert "*counterfactual test not run yet" in body
+    assert "*counterfactual test not run yet" in body  # no metrics/validity_v3.json here
+
+
+def test_the_counterfactual_row_is_the_v3_tests_own_summary(tmp_path):
+    """The v3 test runs after the results stage (opt-in pipeline): the README's row reads its
+    summary, so a rerun of the test shows without a rerun of the default pipeline."""
+    root = _copy(tmp_path, "metrics/results.json", "metrics/validity_v3.json")
+    v3 = json.loads((root / "metrics/validity_v3.json").read_text())
+    v3["by_ranker"]["trees"]["excess_mean"] = 0.25  # what the summary says is what it prints
+    (root / "metrics/validity_v3.json").write_text(json.dumps(v3))
+    body = render("<!-- measured:headline -->\n<!-- /measured:headline -->\n", Outputs(root))
+    row = next(line for line in body.split("\n") if line.startswith("| counterfactual"))
+    assert f" {v3['n_cases']} held-out cases;" in row and "excess +0.2500 [" in row
 
 
 def test_an_unknown_block_or_a_damaged_output_is_one_line(tmp_path, capsys):
