@@ -70,8 +70,6 @@ def perturb(
                                 help="Where the trees' fact weight and its rule go."),
     confirmatory: Optional[Path] = _reported("the confirmatory experiment's summary",
                                              "validity_v2", "validity_v2"),
-    directional: Optional[Path] = _reported("the directional test's summary", "validity_v3",
-                                            "validity_v3"),
     holdings: Optional[Path] = _reported("the holding profiles' metrics", "holdings",
                                          "holding_profiles"),
     system: Optional[str] = typer.Option(
@@ -89,7 +87,7 @@ def perturb(
     params = searching(load_params(params_path, adopt=("tuning", "reranker", "ltr")), system)
     report = run_stage(params, PerturbInputs(
         queries, cases.edges, out, paths, cases.documents, cases.sheets, cases.metadata,
-        cases.groups, cases.gold, choice, confirmatory, directional, holdings))
+        cases.groups, cases.gold, choice, confirmatory, holdings))
     if metrics:
         write_json(metrics, report["summary"])
     if timing:

@@ -49,7 +49,6 @@ class PerturbInputs:
     gold: Path
     choice: Path
     confirmatory: Path | None = None
-    directional: Path | None = None
     holdings: Path | None = None
 
 
@@ -88,8 +87,6 @@ def run_stage(params: Params, inputs: PerturbInputs) -> dict[str, Any]:
         summary["legal_audit"] = audit
     if inputs.confirmatory is not None:
         summary["validity_v2"] = read_json(inputs.confirmatory)
-    if inputs.directional is not None and inputs.directional.is_file():
-        summary["validity_v3"] = read_json(inputs.directional)
     if inputs.holdings is not None:
         summary["holding_profiles"] = holding_summary(read_json(inputs.holdings))
     return report

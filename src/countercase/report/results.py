@@ -5,9 +5,13 @@ best runs and the evaluate stage's per-query tables, or the copies the paper kee
 ``paper/inputs/`` where the pipeline has not run) and returns, per collection, the headline
 systems of :mod:`countercase.report.headline` (MAP with its 95 % bootstrap interval, P@10, RR,
 the Holm-corrected paired test against the served system, the smallest difference the queries
-detect) after the track's best run, and the counterfactual answer (the preregistered v3 test).
-``countercase results`` writes it to :data:`RESULTS`; the README's headline block and the
-paper's cells format that file: neither draws an interval or runs a test of its own.
+detect) after the track's best run. ``countercase results`` writes it to :data:`RESULTS`; the
+README's headline block and the paper's cells format that file: neither draws an interval or
+runs a test of its own.
+
+The counterfactual answer (the preregistered v3 test) is not in the table: its stage runs in the
+opt-in pipeline, after this one, so a copy here would be the previous build's; the README and
+the paper read the test's own summary (``metrics/validity_v3.json``).
 """
 
 from __future__ import annotations
@@ -77,21 +81,6 @@ def collection(o: Outputs, name: str, seed: int, served: str) -> dict[str, Any]:
                      for row in rows.to_dict("records")]}
 
 
-def counterfactual(o: Outputs) -> dict[str, Any] | None:
-    """The preregistered v3 test's answer (``metrics/counterfactual.json``), or None where it
-    has not run."""
-    v3 = (o.metric("counterfactual.json") or {}).get("validity_v3")
-    if not v3 or "trees" not in v3.get("by_ranker", {}):
-        return None
-    keep = ("excess_mean", "ci", "p", "placebo_ratio")
-    return {"n_cases": v3["n_cases"], "trees_search": v3["trees_search"],
-            "target_met": bool(v3.get("target_met")),
-            "settings": {k: v3.get("settings", {}).get(k) for k in ("alpha", "placebo_ratio")},
-            "by_ranker": {name: {k: found.get(k) for k in keep}
-                          for name, found in v3["by_ranker"].items()
-                          if found.get("excess_mean") is not None}}
-
-
 def table(o: Outputs) -> dict[str, Any]:
     """The results table of the outputs under ``o.root``."""
     params = o.root / "params.yaml"
@@ -101,7 +90,7 @@ def table(o: Outputs) -> dict[str, Any]:
     collections = {}
     for name, (task, _) in COLLECTIONS.items():
         collections[name] = collection(o, name, found.seed, served_system(found, task))
-    return {"collections": collections, "counterfactual": counterfactual(o)}
+    return {"collections": collections}
 
 
 def write(root: Path, out: Path = RESULTS) -> Path:
