@@ -198,10 +198,10 @@ def regress(
     drifts = run.verify(records, params, paths, variants, runs, aila_dir, choices, linked)
     columns = ["collection", "condition", "measure", "expected", "found", "diff"]
     if metrics:
+        cpu = here()
         write_json(metrics, {"regressions": len(records), "drifts": len(drifts),
-                             "passed": not drifts, "cpu_class": here(),
-                             "own_records": sum(here() in (r.get("by_cpu") or {})
-                                                for r in records),
+                             "passed": not drifts, "cpu_class": cpu,
+                             "own_records": sum(cpu in (r.get("by_cpu") or {}) for r in records),
                              "moved": [dict(zip(columns, d.row())) for d in drifts]})
     if drifts:
         _print_table("regressions that moved", columns, [d.row() for d in drifts])
