@@ -6,8 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from countercase.confirm.directional import power
 from countercase.report import results
 from countercase.report.outputs import Outputs
 
@@ -65,3 +67,25 @@ def test_stage_results_writes_the_table_the_paper_and_readme_format(tmp_path, ru
         (ROOT / results.RESULTS).read_text(encoding="utf-8"))
     paper = (ROOT / "paper" / "paper.qmd").read_text(encoding="utf-8")
     assert "countercase.report.results" not in paper  # the paper formats the file, no more
+
+
+def test_task1_without_its_near_copies_is_the_mean_over_the_queries_kept():
+    scores = pd.DataFrame({"condition": ["served"] * 3 + ["full"] * 3,
+                           "qid": ["Q1", "Q2", "Q3"] * 2,
+                           "MAP": [0.9, 0.3, 0.0, 0.6, 0.2, 0.4]})
+    found = results.without_copies(scores, ["Q1"], ["served", "full"])
+    assert found["n_queries"] == 2 and found["queries_left_out"] == ["Q1"]
+    assert found["MAP"] == {"served": 0.15, "full": 0.3}
+    assert found["MAP_all_queries"]["served"] == 0.4
+    assert results.without_copies(scores, [], ["served"]) is None
+
+
+def test_the_v2_power_is_stated_at_its_preregistered_sample(tmp_path):
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics/validity_v2.json").write_text(json.dumps({"settings": {"alpha": 0.01}}))
+    found = results.v2_power(Outputs(tmp_path))
+    assert found["expected_cases"] == results.V2_EXPECTED_CASES and found["power"] < 0.8
+    reach = found["effect_at_80"]
+    assert power(found["expected_cases"], reach, 0.01) >= 0.8 > power(
+        found["expected_cases"], reach - 0.01, 0.01)
+    assert results.v2_power(Outputs(tmp_path / "none")) is None

@@ -25,12 +25,16 @@ import pandas as pd
 
 from countercase import layout as L
 from countercase.config import load_params
+from countercase.confirm.directional import power
 from countercase.errors import CountercaseError
 from countercase.report.headline import headline
 from countercase.report.outputs import Outputs
 from countercase.retrieve.served import served_system
 
 RESULTS = Path("metrics/results.json")
+# the confirmatory v2 run's expected sample and smallest effect (its preregistration's section 8,
+# docs/preregistration/validity_v2.md), against which its power is stated
+V2_EXPECTED_CASES, V2_SMALL_EFFECT = 64, 0.2
 # each question a collection asks, in the order a reader meets them, and the task it ranks for
 COLLECTIONS: dict[str, tuple[str, str]] = {
     "aila2019-task1": ("precedents", "precedents for a case description: AILA 2019 Task 1"),
@@ -68,17 +72,49 @@ def collection(o: Outputs, name: str, seed: int, served: str) -> dict[str, Any]:
                            "`evaluate` writes it)")
     track = (o.yaml(str(L.TRACK_RESULTS)) or {}).get(name.removeprefix("aila2019-")) \
         if name.startswith("aila2019-") else None
-    rows = headline(pd.read_csv(table), name, served, seed, track)
+    scores = pd.read_csv(table)
+    rows = headline(scores, name, served, seed, track)
     retrieval = (o.metric("retrieval.json") or {}).get(name, {})
+    evaluation = (o.metric("evaluation.json") or {}).get(name, {})
     return {"question": COLLECTIONS[name][1],
-            "n_test_queries": (o.metric("evaluation.json") or {}).get(name, {})
-            .get("n_test_queries"),
+            "n_test_queries": evaluation.get("n_test_queries"),
+            "without_copies": without_copies(
+                scores, sorted(evaluation.get("queries_with_a_corpus_copy") or {}),
+                [s for s in (served, "full") if s in set(scores["condition"])]),
             "served": served,
             "served_system": retrieval.get("served", {}).get("system", served),
             "track": ({"run": track["run"], **{m: track[m] for m in ("MAP", "P@10", "RR")}}
                       if track else None),
             "rows": [{key: _plain(value) for key, value in row.items()}
                      for row in rows.to_dict("records")]}
+
+
+def without_copies(scores: pd.DataFrame, copied: list[str],
+                   systems: list[str]) -> dict[str, Any] | None:
+    """MAP of ``systems`` over the queries without a near-copy in the corpus (a precedent
+    search may find the copy's own citations) beside their MAP over all; None where none has
+    one."""
+    if not copied:
+        return None
+    kept = scores[~scores["qid"].isin(copied)]
+    mean = lambda table, system: round(float(table.loc[table["condition"] == system,
+                                                       "MAP"].mean()), 6)
+    return {"queries_left_out": copied, "n_queries": int(kept["qid"].nunique()),
+            "MAP": {system: mean(kept, system) for system in systems},
+            "MAP_all_queries": {system: mean(scores, system) for system in systems}}
+
+
+def v2_power(o: Outputs) -> dict[str, Any] | None:
+    """The confirmatory v2 run's power at its preregistered sample: against the small effect,
+    and the effect it reaches 80 % at (None where its record is missing)."""
+    v2 = o.metric("validity_v2.json")
+    if not v2:
+        return None
+    alpha, n = v2["settings"]["alpha"], V2_EXPECTED_CASES
+    return {"expected_cases": n, "alpha": alpha, "effect": V2_SMALL_EFFECT,
+            "power": round(power(n, V2_SMALL_EFFECT, alpha), 4),
+            "effect_at_80": next(d / 100 for d in range(1, 200)
+                                 if power(n, d / 100, alpha) >= 0.8)}
 
 
 def table(o: Outputs) -> dict[str, Any]:
@@ -90,7 +126,7 @@ def table(o: Outputs) -> dict[str, Any]:
     collections = {}
     for name, (task, _) in COLLECTIONS.items():
         collections[name] = collection(o, name, found.seed, served_system(found, task))
-    return {"collections": collections}
+    return {"collections": collections, "validity_v2_power": v2_power(o)}
 
 
 def write(root: Path, out: Path = RESULTS) -> Path:
