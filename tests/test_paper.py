@@ -193,13 +193,16 @@ def test_the_abstract_claims_only_what_the_committed_scores_show():
     claims = {
         "On statutes the pipeline scores far above the track's best run":
             retrieval["aila2019-task2"]["full"]["MAP"] > 2 * track["task2"]["MAP"],
-        "none of our pipelines differs measurably from the track's best run":
-            all(rows.at[n, "MAP_ci"][0] <= best <= rows.at[n, "MAP_ci"][1] for n in pipelines),
-        "the learned ranker chosen on the citation collection falls below it":
-            rows.at["ltr", "MAP_ci"][1] < best,
+        "none of our pipelines, the learned ranker trained on the citation collection "
+        "included, differs measurably from the track's best run":
+            all(rows.at[n, "MAP_ci"][0] <= best <= rows.at[n, "MAP_ci"][1]
+                for n in [*pipelines, "ltr"]),
+        "that learned ranker scores below passage BM25":
+            rows.at["ltr", "MAP"] < rows.at["bm25", "MAP"],
         "a case description is served by passage BM25 and a judgment's own text by the learned "
-        "ranker": yaml.safe_load((ROOT / "configs/serving_choice.yaml").read_text())["route"]
-            == {"description": "bm25", "judgment": "ltr_applicability"}}
+        "ranker": (lambda route: route["description"] == "bm25"
+                   and route["judgment"].startswith("ltr"))(
+            yaml.safe_load((ROOT / "configs/serving_choice.yaml").read_text())["route"])}
     wrong = [claim for claim, holds in claims.items() if claim in abstract and not holds]
     assert not wrong, wrong
     assert all(claim in abstract for claim in claims if claims[claim]), claims
