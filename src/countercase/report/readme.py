@@ -21,12 +21,15 @@ from typing import Callable
 
 import yaml
 
+from countercase.layout import metrics as metrics_path
 from countercase.report import calibrate
 from countercase.report.outputs import Outputs, p_value, tested
 from countercase.report.results import RESULTS
 from countercase.report.rebuild import table as rebuild_table
 from countercase.report.scaleout_table import scaleout
 from countercase.report.stage_times import budgets, markdown as stage_table
+
+V3_SUMMARY = metrics_path("validity_v3")  # the opt-in stage validity_v3's summary
 
 BLOCK = re.compile(r"(<!-- measured:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)"
                    r"(<!-- /measured:(?P=name) -->)", re.DOTALL)
@@ -555,9 +558,6 @@ def _with_ci(value: float, ci: list[float] | None) -> str:
     return f"{_f(value)} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else _f(value)
 
 
-V3_SUMMARY = "validity_v3.json"  # under metrics/, written by the opt-in stage validity_v3
-
-
 def headline(o: Outputs) -> str:
     """The README's first table, formatted from the results table (``metrics/results.json``,
     :mod:`countercase.report.results`): per collection the served system's MAP against chunk
@@ -580,7 +580,7 @@ def headline(o: Outputs) -> str:
                     + (f"{best['MAP']} (`{best['run']}`)" if best else "-") + " |")
     # the v3 test's own summary: its stage runs after the results stage (opt-in pipeline), so
     # the table's copy of the answer would be the previous build's
-    v3 = o.metric(V3_SUMMARY)
+    v3 = o.json(str(V3_SUMMARY))
     if v3 and "trees" in v3.get("by_ranker", {}):
         trees, bm25 = v3["by_ranker"]["trees"], v3["by_ranker"].get("bm25")
         def excess(r: dict) -> str:
@@ -597,7 +597,7 @@ def headline(o: Outputs) -> str:
             f"{'met' if v3['target_met'] else 'not met'} | "
             + (excess(bm25) if bm25 else "-") + " | - |")
     else:
-        notes.append(f"*counterfactual test not run yet: `metrics/{V3_SUMMARY}` is missing "
+        notes.append(f"*counterfactual test not run yet: `{V3_SUMMARY}` is missing "
                      "(stage `validity_v3`, `make repro-extended`)*")
     if not rows:  # the notes, in one line
         return "*" + "; ".join(note.strip("*") for note in notes) + "*\n"
