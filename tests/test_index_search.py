@@ -343,3 +343,40 @@ def test_a_warm_service_answers_each_query_and_names_a_bad_one(built):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_embedding_in_parts_joins_the_vectors_of_one_pass(built, run_cli, tmp_path):
+    """``embed --part i/N`` then ``embed --parts N`` (the stage's part stages): the joined
+    vectors are byte for byte those of one pass with the same batches; a missing or stale part
+    is named, with the command that makes it."""
+    import numpy as np
+
+    paths, _, _ = built
+    chunks, statutes = tmp_path / "chunks.parquet", tmp_path / "statute_chunks.parquet"
+    pd.read_parquet(paths.chunks).head(3 * SOME + 5).to_parquet(chunks)
+    pd.read_parquet(paths.index_dir / STATUTE_CHUNKS).head(SOME).to_parquet(statutes)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["index"].update(precision=FIXTURE_PRECISION, batch_size=8)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    common = ("--chunks", str(chunks), "--statute-chunks", str(statutes),
+              "--params", str(tmp_path / "params.yaml"))
+    whole, out = tmp_path / "whole", tmp_path / "dense"
+    assert run_cli("embed", *common, "--out", str(whole))[0] in (0, None)
+    for i in (1, 3):
+        assert run_cli("embed", *common, "--out", str(out), "--part", f"{i}/3")[0] in (0, None)
+    assert not (out / "precedents").exists() and not (tmp_path / "dense_parts/1of3/statutes").exists()
+    code, _, err = run_cli("embed", *common, "--out", str(out), "--parts", "3")
+    assert code == 2 and "part 2 of 3" in err and "--part 2/3" in err
+    assert run_cli("embed", *common, "--out", str(out), "--part", "2/3")[0] in (0, None)
+    shares = [len(json.loads((tmp_path / f"dense_parts/{i}of3/precedents/ids.json").read_text()))
+              for i in (1, 2, 3)]
+    assert sum(shares) == 3 * SOME + 5 and all(n % 8 == 0 for n in shares[:2]), shares
+    timing = tmp_path / "embed.json"
+    code, _, _ = run_cli("embed", *common, "--out", str(out), "--parts", "3",
+                         "--timing", str(timing))
+    assert code in (0, None) and json.loads(timing.read_text())["parts"] == 3
+    for task in ("precedents", "statutes"):
+        assert (np.load(out / task / "embeddings.npy").tobytes()
+                == np.load(whole / task / "embeddings.npy").tobytes()), task
+        assert read_meta(out / task)["texts_sha256"] == read_meta(whole / task)["texts_sha256"]
+    assert run_cli("embed", *common, "--out", str(out), "--part", "4/3")[0] == 2

@@ -23,8 +23,10 @@ def _stages(pipeline: Path) -> dict:
 
 
 def test_the_default_pipeline_never_reads_the_fine_tuned_encoders_outputs():
+    from countercase.dag.stages import BY_NAME as STAGE
+
     opt_in_outputs = {str(p) for name in _stages(layout.OPT_IN_PIPELINE)
-                      for kind in ("outs", "metrics") for p in layout.STAGE_OUTPUTS[name][kind]}
+                      for kind in ("outs", "metrics") for p in STAGE[name].outputs[kind]}
     for name, stage in _stages(layout.PIPELINE).items():
         read = set(stage.get("deps", []))
         assert not read & opt_in_outputs, name  # as a dep it would pull the opt-in stages in

@@ -80,11 +80,26 @@ def test_declared_params_are_in_params_yaml():
 
 def test_stage_outputs_are_the_layout():
     stages = _stages()
-    assert set(stages) == set(layout.STAGE_OUTPUTS) == set(BY_NAME)
+    assert set(stages) == set(BY_NAME)
+    assert {stage.whole or stage.name for stage in STAGES} == set(layout.STAGE_OUTPUTS)
     for name, stage in stages.items():
         for kind in ("outs", "metrics"):
             found = {next(iter(o)) if isinstance(o, dict) else o for o in stage.get(kind, [])}
-            assert found == {str(p) for p in layout.STAGE_OUTPUTS[name][kind]}, (name, kind)
+            assert found == {str(p) for p in BY_NAME[name].outputs[kind]}, (name, kind)
+
+
+def test_a_stage_in_parts_runs_each_part_then_joins_them():
+    """A part writes its share of the stage's data folder and no report; the stage reads every
+    part and writes what it wrote before."""
+    parts = [s for s in STAGES if s.whole == "embed"]
+    whole = BY_NAME["embed"]
+    assert [s.part for s in parts] == [(i, len(parts)) for i in range(1, len(parts) + 1)]
+    assert [s.args["--part"] for s in parts] == [f"{i}/{len(parts)}" for i in (1, 2, 3)]
+    assert whole.args["--parts"] == str(len(parts)) and whole.outputs == layout.STAGE_OUTPUTS["embed"]
+    assert {str(p.outputs["outs"][0]) for p in parts} <= {str(d[0]) for d in whole.deps
+                                                          if isinstance(d, tuple)}
+    assert all(not p.outputs["metrics"] and "--timing" not in p.args for p in parts)
+    assert STAGES.index(parts[-1]) < STAGES.index(whole)
 
 
 def test_cli_defaults_are_layout_paths():

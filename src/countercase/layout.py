@@ -174,6 +174,12 @@ TRACK_RESULTS = Path("paper/aila2019_track.yaml")  # the track's best runs, from
 PIPELINE = Path("dvc.yaml")
 OPT_IN_PIPELINE = Path("experiments/dvc.yaml")
 
+def part(out: Path, number: int, parts: int) -> Path:
+    """Where part ``number`` of ``parts`` of a stage run in parts (:mod:`countercase.dag.stages`)
+    writes its share of the stage's data folder ``out``."""
+    return out.with_name(f"{out.name}_parts") / f"{number}of{parts}"
+
+
 # what each DVC stage writes (of both pipelines): ``outs`` (cached data) and ``metrics`` (JSON, not cached)
 STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "ingest": {"outs": (INGEST,), "metrics": (metrics("ingest"), timing("ingest"))},

@@ -179,6 +179,18 @@ def require_folder(path: Optional[Path], what: str) -> None:
         raise UserError(f"{what} {path} is a file, not a folder")
 
 
+def parse_part(text: str) -> tuple[int, int]:
+    """``--part i/N`` (a part stage of a stage run in parts, countercase.dag.stages) as (i, N)."""
+    number, _, parts = text.partition("/")
+    try:
+        i, n = int(number), int(parts)
+    except ValueError:
+        i, n = 0, 0
+    if not 1 <= i <= n <= 16:
+        raise UserError(f"--part {text!r}: give i/N with 1 <= i <= N <= 16, e.g. 2/3")
+    return i, n
+
+
 def writable(path: Optional[Path], what: str, folder: bool = False) -> None:
     """Fail before any work when ``path`` cannot be written: a file where a folder is wanted
     (or the reverse), or a parent that is a file or not writable."""

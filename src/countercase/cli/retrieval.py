@@ -13,7 +13,7 @@ import typer
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
                                   TIMING_OPTION, UserError, app, index_paths, metrics_option,
-                                  require, require_each, require_folder, write_json)
+                                  parse_part, require, require_each, require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import load
 from countercase.datasets.aila import read_queries
@@ -93,38 +93,49 @@ def embed(
     encoder: Optional[Path] = typer.Option(
         None, help="A sentence-transformers folder to embed with instead of index.encoder (the "
                    "fine-tuned encoder, stage train_biencoder); its embeddings are never reused."),
+    part: Optional[str] = typer.Option(
+        None, help="i/N: embed only part i of N of the precedents' chunks, into OUT_parts/iofN "
+                   "(the stage's part stages)."),
+    parts: int = typer.Option(1, min=1, max=16, help="Join the precedents from N parts (--part "
+                                                     "1/N ... N/N) instead of embedding them."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
+    share = parse_part(part) if part else None
+    if share and parts > 1:
+        raise UserError("give --part or --parts, not both")
     loaded = load_params(params_path)
     params = loaded.index
+    target = layout.part(out, *share) if share else out
     if encoder is not None:
         require_folder(encoder, "encoder folder")
         # the weights behind a folder's name can change: what was embedded with them is redone
         for task in layout.TASKS:
-            (out / task / "meta.json").unlink(missing_ok=True)
+            (target / task / "meta.json").unlink(missing_ok=True)
         # the int8 rule was measured on the packaged encoder only (configs/int8_choice.yaml)
         params = params.model_copy(update={"encoder": str(encoder), "precision": "float32"})
     tuning = None
-    if params.precision == "onnx-int8":
+    if params.precision == "onnx-int8" and parts == 1:
         require_folder(citations, "citation collection (stage `citations`)")
         tuning = set(read_citations(citations).qids("tuning"))
-    stats = run_embed(chunks, statute_chunks, out, params, tuning, loaded.seed)
+    stats = run_embed(chunks, statute_chunks, out, params, tuning, loaded.seed, share, parts)
+    # Reused embeddings were encoded by an earlier run: the speed measured then is in their
+    # meta.json (DVC deletes the timing file before the stage runs; the embeddings persist)
+    kept = {f"{task}_{key}": meta[key] for task in layout.TASKS
+            if stats["timing"].get(f"{task}_reused")
+            and (meta := read_meta(target / task)) is not None
+            for key in ("seconds", "passages_per_second") if meta.get(key) is not None}
+    # the stage's row counts what its stored vectors cost, not the seconds it took to reuse
+    # them (when joined from parts, the parts' rows count it)
+    stage_times.carry(sum(v for k, v in kept.items() if k.endswith("_seconds")
+                          and not (parts > 1 and k.startswith(layout.TASKS[0]))))
     if timing:
-        # Reused embeddings were encoded by an earlier run: the speed measured then is in their
-        # meta.json (DVC deletes this timing file before the stage runs; the embeddings persist)
-        kept = {f"{task}_{key}": meta[key] for task in layout.TASKS
-                if stats["timing"].get(f"{task}_reused")
-                and (meta := read_meta(out / task)) is not None
-                for key in ("seconds", "passages_per_second") if meta.get(key) is not None}
-        # the stage's row counts what its stored vectors cost, not the seconds it took to reuse them
-        stage_times.carry(sum(v for k, v in kept.items() if k.endswith("_seconds")))
         write_json(timing, {**kept, **stats["timing"], "encoder": stats["encoder"],
                             "precision": stats["precision"], "precisions": stats["precisions"],
-                            "cpu": facts()})
+                            **({"parts": parts} if parts > 1 else {}), "cpu": facts()})
 
 
 @app.command()

@@ -33,6 +33,7 @@ from countercase.confirm.pairs import GRANULARITY, candidates, successors
 from countercase.confirm.prereg import read_settings, recorded_hash, verify
 from countercase.confirm.rankers import RANKED, Rankers, open_rankers
 from countercase.datasets.citations import read_citations
+from countercase.errors import CountercaseError
 from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
 from countercase.extract.years import read_years
@@ -114,7 +115,6 @@ class TreeRanker:
                                                       "dense_depth": chunks})
         self.pipeline = open_retriever("precedents", tree, paths, facts=True)
         self.retriever = tree_ranker(params, paths, self.pipeline)
-        self.name = params.perturb.learned or params.perturb.system
         self.depth = depth
 
     def __call__(self, text: str, sheet, limit: Limit) -> dict[str, int]:
@@ -243,25 +243,9 @@ def _analyse(table: pd.DataFrame, settings: dict, seed: int) -> dict[str, Any]:
     return out
 
 
-def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path("."),
-                    pilot: int = 0) -> dict[str, Any]:
-    """The experiment; its rows under ``out`` and the summary it returns. ``pilot``: run on
-    that many tuning cases with targets instead, without the guard (the code's test, its time
-    and the pilot of the sample size; never a held-out case)."""
-    started = time.perf_counter()
-    prereg = None if pilot else verify(inputs.prereg, root,
-                                       recorded_hash(root, layout.metrics("validity_v3")))
-    settings = read_settings(root / inputs.prereg, SETTINGS)
-    collection = read_citations(inputs.citations)
-    targets = read_targets(inputs.targets)
-    if pilot:
-        ids = eligible(targets, collection.part, "tuning")[:pilot]
-    else:
-        ids = (root / prereg.cases).read_text(encoding="utf-8").split()
-    texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
-    sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
-    cases, skipped = corpus_cases(ids, texts, sheets, read_years(inputs.paths.metadata), {},
-                                  params.perturb.case_chars)
+def _search(params: Params, inputs: Inputs, cases: list[QueryCase], targets: dict,
+            settings: dict, collection) -> tuple[list[dict], list[dict]]:
+    """The rows of ``cases`` (:func:`case_rows`) and the edits left out."""
     edges = pd.read_parquet(inputs.edges)
     successor = successors(edges)
     features = FeatureSource.chosen(inputs.paths, inputs.sheets, Choices())
@@ -285,9 +269,80 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
             left += dropped
     finally:
         features.close()
-        trees_name = trees.name if trees is not None else None
         if trees is not None:
             trees.close()
+    return rows, left
+
+
+class PartMissing(CountercaseError, ValueError):
+    """A part of the stage is missing or holds other cases: it names the part to run."""
+
+
+def _share(cases: list[QueryCase], part: tuple[int, int]) -> list[QueryCase]:
+    i, n = part
+    return cases[(i - 1) * len(cases) // n:i * len(cases) // n]
+
+
+def _part_file(out: Path, part: tuple[int, int]) -> Path:
+    return layout.part(out, *part) / "rows.json"
+
+
+def _joined(out: Path, parts: int, cases: list[QueryCase]) -> tuple[list, list, float]:
+    """The rows, edits left out and seconds of the ``parts`` parts, in the cases' order; a part
+    that is missing or of other cases is named, with the command that runs it."""
+    rows, left, seconds = [], [], 0.0
+    for i in range(1, parts + 1):
+        path = _part_file(out, (i, parts))
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            found = {}
+        if found.get("cases") != [c.case_id for c in _share(cases, (i, parts))]:
+            raise PartMissing(f"part {i} of {parts} ({path}) is missing or holds other cases: run "
+                             f"`countercase validity-v3 --part {i}/{parts}` first")
+        rows += found["rows"]
+        left += found["left"]
+        seconds += found["seconds"]
+    return rows, left, seconds
+
+
+def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path("."),
+                    pilot: int = 0, part: tuple[int, int] | None = None,
+                    parts: int = 1) -> dict[str, Any]:
+    """The experiment; its rows under ``out`` and the summary it returns. ``pilot``: run on
+    that many tuning cases with targets instead, without the guard (the code's test, its time
+    and the pilot of the sample size; never a held-out case). ``part`` (i, N): search only part
+    i of N of the cases, its rows into ``layout.part(out, i, N)`` (what it returns is the
+    part's count); ``parts`` N: analyse the rows of N such parts instead of searching."""
+    started = time.perf_counter()
+    prereg = None if pilot else verify(inputs.prereg, root,
+                                       recorded_hash(root, layout.metrics("validity_v3")))
+    settings = read_settings(root / inputs.prereg, SETTINGS)
+    collection = read_citations(inputs.citations)
+    targets = read_targets(inputs.targets)
+    if pilot:
+        ids = eligible(targets, collection.part, "tuning")[:pilot]
+    else:
+        ids = (root / prereg.cases).read_text(encoding="utf-8").split()
+    texts = {d.doc_id: d.text for d in read_documents(inputs.documents)}
+    sheets = {s.case_id: s for s in read_sheets(inputs.sheets)}
+    cases, skipped = corpus_cases(ids, texts, sheets, read_years(inputs.paths.metadata), {},
+                                  params.perturb.case_chars)
+    earlier = 0.0
+    if parts > 1:
+        rows, left, earlier = _joined(out, parts, cases)
+    else:
+        share = _share(cases, part) if part else cases
+        rows, left = _search(params, inputs, share, targets, settings, collection)
+        if part:
+            seconds = round(time.perf_counter() - started, 1)
+            path = _part_file(out, part)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"cases": [c.case_id for c in share], "rows": rows,
+                                        "left": left, "seconds": seconds},
+                                       default=lambda value: value.item()), encoding="utf-8")
+            return {"part": list(part), "cases": len(share), "rows": len(rows),
+                    "seconds": seconds}
     table = pd.DataFrame(rows)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "rows.csv", index=False)
@@ -301,7 +356,7 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
         **({"pilot": f"{pilot} tuning cases with targets: exploratory"} if pilot else
            {"preregistration_sha256": prereg.sha256, "preregistration_commit": prereg.commit,
             "cases_sha256": prereg.cases_sha256}),
-        "primary": PRIMARY, "trees_search": trees_name, "settings": settings,
+        "primary": PRIMARY, "trees_search": params.perturb.learned or params.perturb.system, "settings": settings,
         "n_cases": n_cases,
         "power": round(power(n_cases, settings["effect"], settings["alpha"]), 4),
         "by_ranker": analysed["whole"], "by_ranker_heldout_targets": analysed["heldout"],
@@ -314,6 +369,7 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
                   "with_pairs": with_pairs,
                   "without_a_matched_pair": len(cases) - with_pairs},
         "edits_left_out": dict(Counter(r["reason"] for r in left)),
-        "seconds": round(time.perf_counter() - started, 1),
+        **({"parts": parts} if parts > 1 else {}),
+        "seconds": round(earlier + time.perf_counter() - started, 1),
     }
 

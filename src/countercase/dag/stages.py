@@ -8,13 +8,18 @@ it is read), the ``params.yaml`` keys it depends on, and why it runs. What it wr
 :data:`countercase.layout.STAGE_OUTPUTS`; its code deps are the modules its command imports
 (:mod:`countercase.dag.code`). A path is named as :mod:`countercase.layout` names it, so no
 path is typed twice.
+
+A stage with ``parts: N`` runs as N part stages (``NAME_part1`` ...) and then itself: part ``i``
+runs its command with ``--part i/N`` and writes :func:`countercase.layout.part` of the stage's
+data output; the stage runs with ``--parts N`` and joins them. Parts keep a stage that would run
+past the 15 minutes of the standard within it, and an interrupted build loses one part at most.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -45,6 +50,18 @@ class Stage:
     deps: tuple[Dep, ...] = ()
     params: tuple[str, ...] | None = None
     persist: bool = False  # DVC keeps its cached outputs while it runs (stage `embed`)
+    part: tuple[int, int] | None = None  # (i, N): part i of N of the stage `whole`
+    whole: str = ""  # the stage a part belongs to (its own name otherwise)
+
+    @property
+    def outputs(self) -> dict[str, tuple[Path, ...]]:
+        """What it writes: ``outs`` (cached data) and ``metrics`` (layout.STAGE_OUTPUTS; a part,
+        its share of the stage's data folders only)."""
+        written = L.STAGE_OUTPUTS[self.whole or self.name]
+        if self.part is None:
+            return written
+        return {"outs": tuple(L.part(out, *self.part) for out in written["outs"]
+                              if L.PROCESSED in out.parents), "metrics": ()}
 
     @property
     def cmd(self) -> str:
@@ -88,7 +105,25 @@ def deps(items: list, groups: Mapping[str, tuple[Dep, ...]], where: str) -> tupl
     return tuple(found)
 
 
-KEYS = {"pipeline", "command", "args", "why", "deps", "params", "persist"}
+KEYS = {"pipeline", "command", "args", "why", "deps", "params", "persist", "parts"}
+_PART_ARGS = ("--metrics", "--timing")  # a part writes no report: the stage joining it does
+
+
+def in_parts(stage: Stage, parts: int) -> list[Stage]:
+    """``stage`` as its ``parts`` part stages and the stage that joins them (itself when
+    ``parts`` is 1)."""
+    if parts == 1:
+        return [stage]
+    found = []
+    for i in range(1, parts + 1):
+        args = {o: v for o, v in stage.args.items() if o not in _PART_ARGS}
+        found.append(replace(stage, name=f"{stage.name}_part{i}",
+                             args={**args, "--part": f"{i}/{parts}"}, part=(i, parts),
+                             why=f"part {i} of {parts} of stage {stage.name}", whole=stage.name))
+    shares = tuple((out, f"part {i} of {parts}")
+                   for i, share in enumerate(found, 1) for out in share.outputs["outs"])
+    return found + [replace(stage, args={**stage.args, "--parts": str(parts)},
+                            deps=stage.deps + shares)]
 
 
 def read(source: Path = STAGES_FILE) -> tuple[Stage, ...]:
@@ -106,11 +141,15 @@ def read(source: Path = STAGES_FILE) -> tuple[Stage, ...]:
                                  f"{', '.join(PIPELINES)}")
         args = {option: value if value is True else path(str(value))
                 for option, value in (entry.get("args") or {}).items()}
-        params = entry.get("params")
-        stages.append(Stage(name, PIPELINES[entry["pipeline"]], entry["command"], args,
-                            entry.get("why", ""), deps(entry.get("deps"), groups, f"stage {name}"),
-                            tuple(params) if params is not None else None,
-                            bool(entry.get("persist", False))))
+        params, parts = entry.get("params"), entry.get("parts", 1)
+        if not isinstance(parts, int) or isinstance(parts, bool) or not 1 <= parts <= 16:
+            raise StageFileError(f"{source.name}: stage {name}: parts {parts!r} is not a whole "
+                                 "number from 1 to 16")
+        stages += in_parts(Stage(name, PIPELINES[entry["pipeline"]], entry["command"], args,
+                                 entry.get("why", ""),
+                                 deps(entry.get("deps"), groups, f"stage {name}"),
+                                 tuple(params) if params is not None else None,
+                                 bool(entry.get("persist", False))), parts)
     return tuple(stages)
 
 

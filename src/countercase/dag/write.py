@@ -71,7 +71,7 @@ def render_stage(stage: Stage) -> list[str]:
     if stage.params is not None:
         lines.append("    params:")
         lines += [f"      - {key}" for key in stage.params]
-    written = layout.STAGE_OUTPUTS[stage.name]
+    written = stage.outputs
     if written["outs"]:
         lines.append("    outs:")
         for path in written["outs"]:

@@ -92,7 +92,7 @@ def _write_text(path: Path, text: str) -> None:
     _write_atomic(path, lambda tmp: tmp.write_text(text))
 
 
-def _stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: int,
+def stored_is_current(out_dir: Path, meta: dict | None, encoder: str, count: int,
                        digest: str, precision: str, max_seq_length: int | None = None,
                        int8_model: str | None = None) -> bool:
     if meta is None or meta.get("format") != STORAGE_FORMAT:
@@ -137,7 +137,7 @@ def build_embeddings(ids: Sequence[str], texts: Sequence[str], encoder_name: str
     digest = texts_sha256(texts)
     ids_digest = _sha256_of(ids)
     meta = read_meta(out_dir)
-    if _stored_is_current(out_dir, meta, name, len(texts), digest, precision, max_seq_length,
+    if stored_is_current(out_dir, meta, name, len(texts), digest, precision, max_seq_length,
                           int8_model):
         if meta.get("ids_sha256") != ids_digest:
             log.info("same texts, new ids: rewriting %s only", out_dir / IDS_FILE)

@@ -31,8 +31,9 @@ from countercase.config import ExtractParams, IndexParams
 from countercase.datasets.aila import read_statutes, statute_text
 from countercase.extract.chunking import chunk_document, load_tokenizer
 from countercase.index.bm25 import build_bm25_index
-from countercase.index.dense import build_embeddings
-from countercase.index.encoders import INT8, load_encoder, write_int8_model
+from countercase.index.dense import build_embeddings, read_meta
+from countercase.index.encoders import INT8, find_int8_model, load_encoder, write_int8_model
+from countercase.index.parts import join, join_int8, share
 from countercase.index.statute_map import map_statutes
 from countercase.ingest.document import Document, Page
 from countercase.ingest.run import read_documents
@@ -162,41 +163,61 @@ def task_precision(params: IndexParams, task: str) -> str:
 
 def run_embed(chunks_path: Path, statute_chunks_path: Path, out: Path,
               params: IndexParams = IndexParams(), tuning: set[str] | None = None,
-              seed: int = 2019) -> dict[str, Any]:
+              seed: int = 2019, part: tuple[int, int] | None = None,
+              parts: int = 1) -> dict[str, Any]:
     """Dense embeddings of both tasks' chunks (``out/precedents``, ``out/statutes``), each in
     :func:`task_precision`. For onnx-int8 the int8 model is made first (``out/int8``),
-    calibrated on chunks of the ``tuning`` judgments (the citation collection's tuning half)."""
+    calibrated on chunks of the ``tuning`` judgments (the citation collection's tuning half).
+
+    ``part`` (i, N): only part i's share of the precedents, into ``layout.part(out, i, N)``;
+    ``parts`` N: the precedents joined from N such parts (:mod:`countercase.index.parts`)."""
     precisions = {task: task_precision(params, task) for task in layout.TASKS}
+    target = layout.part(out, *part) if part else out
     int8_model = None
     if INT8 in precisions.values():
-        if not tuning:
-            raise ValueError("onnx-int8 is calibrated on the tuning half: give its judgments")
-        table = pd.read_parquet(chunks_path, columns=["chunk_id", "doc_id", "text"])
-        calibration, _ = calibration_texts(table, tuning, params.int8_calibration_texts, seed)
-        int8_model = str(write_int8_model(params.encoder, calibration, out / "int8",
-                                          params.int8_method, params.max_seq_length))
+        if parts > 1:
+            join_int8(out, parts)
+            int8_model = find_int8_model(out)
+        else:
+            if not tuning:
+                raise ValueError("onnx-int8 is calibrated on the tuning half: give its judgments")
+            table = pd.read_parquet(chunks_path, columns=["chunk_id", "doc_id", "text"])
+            calibration, _ = calibration_texts(table, tuning, params.int8_calibration_texts, seed)
+            int8_model = str(write_int8_model(params.encoder, calibration, target / "int8",
+                                              params.int8_method, params.max_seq_length))
     loaded: dict[str, Any] = {}
     timing: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for task, path in zip(layout.TASKS, (chunks_path, statute_chunks_path)):
+    tasks = zip(layout.TASKS, (chunks_path, statute_chunks_path))
+    for task, path in list(tasks)[:1] if part else tasks:
         precision = precisions[task]
-        if precision not in loaded:
-            loaded[precision] = load_encoder(
-                params.encoder, precision=precision, max_seq_length=params.max_seq_length,
-                int8_model=int8_model if precision == INT8 else None)
+        task_int8 = int8_model if precision == INT8 else None
         table = pd.read_parquet(path, columns=["chunk_id", "text"])
+        ids, texts = table["chunk_id"].tolist(), table["text"].tolist()
         started = time.perf_counter()
-        embedded = build_embeddings(table["chunk_id"].tolist(), table["text"].tolist(),
-                                    params.encoder, out / task, batch_size=params.batch_size,
-                                    encoder=loaded[precision], precision=precision,
-                                    max_seq_length=params.max_seq_length,
-                                    int8_model=int8_model if precision == INT8 else None)
+        if parts > 1 and task == layout.TASKS[0]:
+            embedded = join(ids, texts, out / task, task, parts, params.encoder,
+                            params.batch_size, precision, params.max_seq_length, task_int8)
+        else:
+            if part:
+                begin, end = share(len(ids), params.batch_size, *part)
+                ids, texts = ids[begin:end], texts[begin:end]
+            if precision not in loaded:
+                loaded[precision] = load_encoder(
+                    params.encoder, precision=precision, max_seq_length=params.max_seq_length,
+                    int8_model=task_int8)
+            embedded = build_embeddings(ids, texts, params.encoder, target / task,
+                                        batch_size=params.batch_size, encoder=loaded[precision],
+                                        precision=precision, max_seq_length=params.max_seq_length,
+                                        int8_model=task_int8)
         seconds = time.perf_counter() - started
-        counts[f"n_{task}_chunks"] = len(table)
+        if parts > 1 and task == layout.TASKS[0]:  # the parts' encoding, not the join's copy
+            seconds = float(read_meta(out / task)["seconds"])
+        counts[f"n_{task}_chunks"] = len(ids)
         if not embedded:  # nothing was encoded: no speed to report (the caller keeps the last)
             timing[f"{task}_reused"] = True
             continue
         timing[f"{task}_seconds"] = round(seconds, 2)
-        timing[f"{task}_passages_per_second"] = round(len(table) / seconds, 2)
+        timing[f"{task}_passages_per_second"] = round(len(ids) / seconds, 2)
     return {**counts, "encoder": params.encoder, "precision": params.precision,
             "precisions": precisions, "timing": timing}

@@ -62,6 +62,12 @@ STAGE_UNITS = {
     "holdings": "python", "targets": "python", "validity_v3": "lucene",
     "results": "python",
 }
+_PART = re.compile(r"_part\d+$")  # a part stage (countercase.dag.stages) does its stage's work
+
+
+def unit_of(stage: str) -> str | None:
+    """The kind of work that bounds ``stage`` (a part's: its stage's)."""
+    return STAGE_UNITS.get(stage) or STAGE_UNITS.get(_PART.sub("", stage))
 
 # torch units, each timed in a fresh interpreter on 2 threads: seconds per batch (median of 3)
 _TORCH = """
@@ -190,7 +196,10 @@ def predict(here: str, calibration: dict, stages_by_cpu: dict) -> dict:
     """Each stage's predicted seconds on class ``here``, with the class it was scaled from."""
     mine = calibration.get(here, {}).get("units", {})
     out = {}
-    for stage, kind in STAGE_UNITS.items():
+    named = dict.fromkeys([*STAGE_UNITS, *(s for seconds in stages_by_cpu.values() for s in seconds)])
+    for stage, kind in ((s, unit_of(s)) for s in named):
+        if kind is None:
+            continue
         if stage in stages_by_cpu.get(here, {}):
             out[stage] = {"seconds": stages_by_cpu[here][stage], "from": here}
             continue
