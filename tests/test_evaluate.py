@@ -368,3 +368,28 @@ def test_the_scores_table_skips_a_collection_the_run_did_not_score(capsys):
                    "citations": {"dense_ft": {"MAP": 0.1234, "system": "dense_ft"}}})
     err = capsys.readouterr().err
     assert "citations" in err and "0.1234" in err and "aila2019-task2" not in err
+
+
+def test_evaluate_in_parts_scores_the_runs_of_one_pass(trec_collection, run_cli, tmp_path):
+    """``evaluate --part i/N`` then ``--parts N`` (the stage's part stages): each part ranks a
+    share of the queries; the joined runs, per-query table and scores are one pass's. A part
+    that is missing is named, with its command."""
+    root, _ = trec_collection
+    args = ["evaluate", "--docs", str(root / "docs.jsonl"), "--topics", str(root / "topics.tsv"),
+            "--qrels", str(root / "qrels.txt"), "--condition", "bm25_docs", "--condition",
+            "hybrid_rrf", "--resume-dir", str(tmp_path / "resume")]
+    whole, joined = tmp_path / "whole", tmp_path / "joined"
+    assert run_cli(*args, "--out", str(whole), "--metrics", str(tmp_path / "whole.json"))[0] == 0
+    assert run_cli(*args, "--out", str(joined), "--part", "1/2")[0] == 0
+    code, _, err = run_cli(*args, "--out", str(joined), "--parts", "2")
+    assert code == 2 and "part 2 of 2" in err and "--part 2/2" in err
+    assert run_cli(*args, "--out", str(joined), "--part", "2/2")[0] == 0
+    shares = [json.loads((tmp_path / f"joined_parts/{i}of2/topics.json").read_text())["qids"]
+              for i in (1, 2)]  # a TREC collection is named after its topics file
+    assert shares == [["AILA_Q1", "AILA_Q2"], ["AILA_Q3", "AILA_Q4"]]
+    code, _, err = run_cli(*args, "--out", str(joined), "--parts", "2",
+                           "--metrics", str(tmp_path / "joined.json"))
+    assert code == 0, err
+    assert (tmp_path / "joined.json").read_text() == (tmp_path / "whole.json").read_text()
+    for name in ("bm25_docs.run", "hybrid_rrf.run", "per_query.csv", "significance.json"):
+        assert (joined / "topics" / name).read_bytes() == (whole / "topics" / name).read_bytes()

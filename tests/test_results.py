@@ -89,3 +89,12 @@ def test_the_v2_power_is_stated_at_its_preregistered_sample(tmp_path):
     assert power(found["expected_cases"], reach, 0.01) >= 0.8 > power(
         found["expected_cases"], reach - 0.01, 0.01)
     assert results.v2_power(Outputs(tmp_path / "none")) is None
+
+
+def test_a_per_query_gap_is_the_systems_ap_minus_the_baselines_per_query():
+    scores = pd.DataFrame({"condition": ["ltr"] * 3 + ["bm25_docs"] * 3,
+                           "qid": ["Q2", "Q1", "Q3"] * 2,
+                           "MAP": [0.9, 0.3, 0.0, 0.6, 0.2, 0.4]})
+    found = results.gaps(scores, (("ltr", "bm25_docs"), ("full", "bm25_docs")))
+    assert list(found) == ["ltr - bm25_docs"]  # no `full` in the table: left out
+    assert found["ltr - bm25_docs"] == pytest.approx({"Q1": 0.1, "Q2": 0.3, "Q3": -0.4})

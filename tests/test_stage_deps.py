@@ -165,3 +165,8 @@ def test_the_stage_file_names_only_layout_paths_and_its_groups(tmp_path):
     source.write_text("groups: {}\nstages:\n  x: {pipeline: default, command: ingest, dep: []}\n")
     with pytest.raises(StageFileError, match="unknown keys"):
         read(source)
+    for parts in ("0", "two", "true", "17"):
+        source.write_text("groups: {}\nstages:\n  x: {pipeline: default, command: ingest, "
+                          f"parts: {parts}}}\n")
+        with pytest.raises(StageFileError, match="stage x: parts"):
+            read(source)

@@ -104,6 +104,7 @@ SERVING_CHOICE = Path("configs/serving_choice.yaml")  # the route per query kind
 # the work tree (built once, read by every later search)
 USER_COLLECTIONS = Path.home() / ".cache" / "countercase" / "collections"
 EVALUATE = PROCESSED / "evaluate"
+CHUNKINGS = PROCESSED / "chunkings"  # the judgments cut again at the variants' chunk sizes
 EVALUATE_FT = PROCESSED / "evaluate_ft"  # the opt-in pipeline's conditions (evaluate_ft)
 RERANK_LLM = PROCESSED / "rerank_llm"
 TREES = PROCESSED / "trees"
@@ -207,6 +208,7 @@ STAGE_OUTPUTS: dict[str, dict[str, tuple[Path, ...]]] = {
     "validity_v3": {"outs": (VALIDITY_V3_OUT,),
                     "metrics": (metrics("validity_v3"), timing("validity_v3"))},
     "tune_ft": {"outs": (metrics("tuning_ft"), TUNING_FT_CHOICE), "metrics": ()},
+    "chunkings": {"outs": (CHUNKINGS,), "metrics": ()},
     "evaluate": {"outs": (EVALUATE, metrics("evaluation")),
                  "metrics": (metrics("retrieval"), timing("evaluate"))},
     "regress": {"outs": (), "metrics": (metrics("regress"),)},

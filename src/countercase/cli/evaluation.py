@@ -18,7 +18,8 @@ from rich.table import Table
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
                                   TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app,
-                                  index_paths, metrics_option, require_folder, writable, write_json)
+                                  index_paths, metrics_option, parse_part, require,
+                                  require_folder, writable, write_json)
 from countercase.config import load_params
 from countercase.datasets import AILA_COLLECTIONS
 from countercase.datasets.limits import KINDS
@@ -26,6 +27,7 @@ from countercase.evaluate import verify as run
 from countercase.evaluate.leakage_audit import audit
 from countercase.evaluate.regressions import select
 from countercase.evaluate.run import EvaluateInputs, VariantSource, run_evaluate
+from countercase.evaluate.variants import build_all
 from countercase.layout import IndexPaths
 from countercase.report import stage_times
 from countercase.retrieve.choices import Choices
@@ -62,6 +64,22 @@ def leakage_audit(
 
 
 @app.command()
+def chunkings(
+    documents: Path = VARIANT_DOCUMENTS_OPTION,
+    extract_dir: Path = typer.Option(layout.EXTRACT, help="The extract stage's folder."),
+    out: Path = typer.Option(layout.CHUNKINGS),
+    params_path: Path = PARAMS_OPTION,
+) -> None:
+    """Cut the judgments again at every chunking variant configs/systems.yaml names, each with
+    its BM25 index (read by evaluate, regress and search)."""
+    require_folder(extract_dir, "extract folder (stage extract)")
+    require(documents, "documents file (stage ingest)")
+    writable(out, "output folder", folder=True)
+    made = build_all(documents, extract_dir, out, load_params(params_path).extract)
+    log.info("chunkings %s -> %s", ", ".join(f"{s}/{o}" for s, o in made), out)
+
+
+@app.command()
 @index_paths
 def evaluate(
     paths: IndexPaths,
@@ -87,17 +105,27 @@ def evaluate(
     summary: Optional[Path] = metrics_option("tests, timings, notes"),
     timing: Optional[Path] = TIMING_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
+    chunkings_dir: Path = typer.Option(layout.CHUNKINGS, "--chunkings",
+                                       help="The chunking variants (stage chunkings)."),
     resume_dir: Optional[Path] = typer.Option(
         layout.EVALUATE_RESUME, help="Each condition's run is kept here as it is ranked; a run "
         "on the same inputs (files, parameters, code) reads them back. Cleared when done."),
     compare_runs: Optional[Path] = typer.Option(
         None, help="Another evaluation's runs (the default pipeline's, for --opt-in): its "
                    "reference runs are read back and tested against, not ranked again."),
+    part: Optional[str] = typer.Option(
+        None, help="i/N: rank only part i of N of the queries (of every collection, in order), "
+                   "into OUT_parts/iofN (the stage's part stages)."),
+    parts: int = typer.Option(1, min=1, max=16, help="Score the runs of N parts (--part 1/N "
+                                                     "... N/N) instead of ranking."),
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Score every system on the AILA 2019 test queries and the citation collection's
     held-out half (or a TREC collection), with significance tests."""
     started = time.perf_counter()
+    share = parse_part(part) if part else None
+    if share and parts > 1:
+        raise UserError("give --part or --parts, not both")
     for path, what in ((metrics, "metrics file"), (summary, "summary file"),
                        (timing, "timing file")):
         writable(path, what)
@@ -106,6 +134,32 @@ def evaluate(
     chosen = _systems(system, opt_in)
     if (docs or topics or qrels) and not (docs and topics and qrels):
         raise UserError("a TREC collection needs --docs, --topics and --qrels together")
+    known = _check_collections(kind, docs, collection)
+    inputs = EvaluateInputs(paths, aila_dir,
+                            citations, choice, ft_choice, documents,
+                            (docs, topics, qrels) if docs else None, trec_kind=kind,
+                            chunkings=chunkings_dir)
+    resume = (resume_dir, json.dumps([collection, system, opt_in, kind])) if resume_dir else None
+    scores, notes = run_evaluate(params, chosen, bool(system), collection or known, inputs,
+                                 out, resume, compare_runs, share, parts)
+    stage_times.carry(sum(note["seconds_in_earlier_runs"] for note in notes.values()))
+    if resume_dir is not None:
+        shutil.rmtree(resume_dir, ignore_errors=True)
+    if share:
+        log.info("evaluate part %d of %d: runs in %s", *share, layout.part(out, *share))
+        return
+    if metrics:
+        write_json(metrics, scores)
+    if summary:
+        write_json(summary, notes)
+    if timing:
+        write_json(timing, {"total_seconds": round(time.perf_counter() - started, 1),
+                             **{f"{name}_seconds": note["seconds"] for name, note in notes.items()}})
+    _print_scores(scores)
+
+
+def _check_collections(kind: str, docs: Optional[Path], collection: list[str]) -> list[str]:
+    """The corpus's collections, once ``kind`` and ``collection`` are known to be valid."""
     if kind not in KINDS:
         raise UserError(f"--kind {kind}: use {' or '.join(KINDS)}")
     if kind != "description" and not docs:
@@ -115,23 +169,7 @@ def evaluate(
     unknown = [c for c in collection if c not in known]
     if unknown:
         raise UserError(f"unknown collection(s) {', '.join(unknown)}: use {', '.join(known)}")
-    inputs = EvaluateInputs(paths, aila_dir,
-                            citations, choice, ft_choice, documents,
-                            (docs, topics, qrels) if docs else None, trec_kind=kind)
-    resume = (resume_dir, json.dumps([collection, system, opt_in, kind])) if resume_dir else None
-    scores, notes = run_evaluate(params, chosen, bool(system), collection or known, inputs,
-                                 out, resume, compare_runs)
-    stage_times.carry(sum(note["seconds_in_earlier_runs"] for note in notes.values()))
-    if metrics:
-        write_json(metrics, scores)
-    if summary:
-        write_json(summary, notes)
-    if timing:
-        write_json(timing, {"total_seconds": round(time.perf_counter() - started, 1),
-                             **{f"{name}_seconds": note["seconds"] for name, note in notes.items()}})
-    if resume_dir is not None:
-        shutil.rmtree(resume_dir, ignore_errors=True)
-    _print_scores(scores)
+    return known
 
 
 def _systems(names: list[str], opt_in: bool = False) -> list:
@@ -163,8 +201,8 @@ def regress(
     metrics: Optional[Path] = metrics_option("the verification"),
     aila_dir: Path = AILA_OPTION,
     documents: Path = VARIANT_DOCUMENTS_OPTION,
-    variants_dir: Path = typer.Option(layout.EVALUATE / "chunkings",
-                                      help="Where the chunking variants are built."),
+    variants_dir: Path = typer.Option(layout.CHUNKINGS,
+                                      help="The chunking variants (stage chunkings)."),
     citations: Path = CITATIONS_OPTION,
     choice: Path = CHOICE_OPTION,
     ft_choice: Path = FT_CHOICE_OPTION,

@@ -96,10 +96,10 @@ def search(
     spec = registered(system or served_system(params, task))
     if task not in spec.tasks:
         raise UserError(f"system {spec.name} ranks {', '.join(spec.tasks)} only, not {task}")
-    if spec.chunking is not None:  # BM25 over the judgments cut again, as evaluate built it
+    if spec.chunking is not None:  # BM25 over the judgments cut again, as stage chunkings built it
         require(documents, "documents file (stage ingest)")
         paths = chunk_variant(documents, paths.chunks.parent, *spec.chunking,
-                              layout.EVALUATE / "chunkings", params.extract)
+                              layout.CHUNKINGS, params.extract)
     elif not spec.pipeline:
         # every system applies a collection's limit (decided no later than a year) in its search
         if any((year_from, section, bench, section_type, judge)):

@@ -106,7 +106,6 @@ def deps(items: list, groups: Mapping[str, tuple[Dep, ...]], where: str) -> tupl
 
 
 KEYS = {"pipeline", "command", "args", "why", "deps", "params", "persist", "parts"}
-_PART_ARGS = ("--metrics", "--timing")  # a part writes no report: the stage joining it does
 
 
 def in_parts(stage: Stage, parts: int) -> list[Stage]:
@@ -115,8 +114,11 @@ def in_parts(stage: Stage, parts: int) -> list[Stage]:
     if parts == 1:
         return [stage]
     found = []
+    # a part writes no report (metrics, summaries, timings): the stage joining it does
+    reports = {out for kind in ("outs", "metrics") for out in stage.outputs[kind]
+               if L.PROCESSED not in out.parents}
     for i in range(1, parts + 1):
-        args = {o: v for o, v in stage.args.items() if o not in _PART_ARGS}
+        args = {o: v for o, v in stage.args.items() if v not in reports}
         found.append(replace(stage, name=f"{stage.name}_part{i}",
                              args={**args, "--part": f"{i}/{parts}"}, part=(i, parts),
                              why=f"part {i} of {parts} of stage {stage.name}", whole=stage.name))

@@ -28,6 +28,7 @@ from countercase.citations.unmasked import unmasked_queries
 from countercase.config import EvaluateParams, Params, RetrieveParams
 from countercase.datasets import Dataset, load, trec_dataset, unretrievable
 from countercase.errors import CountercaseError
+from countercase.evaluate import shares
 from countercase.evaluate.trec import index_collection
 from countercase.evaluate.variants import chunk_variant
 from countercase.experiment import Experiment
@@ -135,22 +136,31 @@ def experiment(dataset: Dataset, conditions: list[SystemSpec], paths: IndexPaths
                variants: VariantSource | None = None, choices: Choices | None = None,
                resume: tuple[Path, str] | None = None, compare_runs: Path | None = None,
                supplied: frozenset[str] = CORPUS_SUPPLIES, citations: Path | None = None,
-               unmasked=None) -> tuple[Experiment, list[SystemSpec], dict, dict]:
+               unmasked=None, joined: dict | None = None
+               ) -> tuple[Experiment, list[SystemSpec], dict, dict]:
     """Every runnable condition of ``conditions`` ranked and scored on ``dataset``: the
-    experiment, the conditions that ran, the queries' corpus copies, the runs read back."""
+    experiment, the conditions that ran, the queries' corpus copies, the runs read back.
+    ``joined``: the runs the stage's parts ranked (:func:`countercase.evaluate.shares.joined`),
+    scored instead of ranking."""
     choices = choices or Choices()
     conditions, base = runnable(conditions, dataset.task, base, variants, choices, supplied,
                                 paths.fact_index)
-    searchers = open_searchers(conditions, dataset.task, base, paths)
-    # a collection with its own rule (the citation queries are corpus judgments) needs no guard
-    overlaps = (searchers.corpus_copies(dataset.queries)
-                if searchers is not None and not dataset.limits else {})
-    exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
-    build = composer(dataset.task, paths, base, evaluate, choices, searchers, exclude, variants,
-                     dataset.admits, citations, unmasked, supplied)
-    systems = {c.name: build.system(c.name) for c in conditions}
     cache_dir = resume[0] / dataset.collection if resume is not None else None
-    if resume is not None:
+    if joined is not None:
+        overlaps, cache_dir = joined["overlaps"], None
+        systems = {c.name: (lambda topics, run=joined["runs"][c.name]: run)
+                   for c in conditions if c.name in joined["runs"]}
+    else:
+        searchers = open_searchers(conditions, dataset.task, base, paths)
+        # a collection with its own rule (the citation queries are corpus judgments) needs no
+        # guard
+        overlaps = (searchers.corpus_copies(dataset.queries)
+                    if searchers is not None and not dataset.limits else {})
+        exclude = {qid: [doc for doc, _ in docs] for qid, docs in overlaps.items()}
+        build = composer(dataset.task, paths, base, evaluate, choices, searchers, exclude,
+                         variants, dataset.admits, citations, unmasked, supplied)
+        systems = {c.name: build.system(c.name) for c in conditions}
+    if resume is not None and joined is None:
         systems = {name: _keyed(system, f"{resume[1]}/{name}",
                                 cache_dir / "seconds" / f"{name}.json")
                    for name, system in systems.items()}
@@ -172,7 +182,8 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
                      compare_runs: Path | None = None,
                      supplied: frozenset[str] = CORPUS_SUPPLIES,
                      citations: Path | None = None, unmasked=None,
-                     families: dict | None = None, seed: int = 0) -> dict[str, Any]:
+                     families: dict | None = None, seed: int = 0,
+                     joined: dict | None = None) -> dict[str, Any]:
     """Every runnable condition of ``conditions`` on ``dataset``; the runs, per-query table and
     tests written under ``out/<collection>/`` (nothing written when ``out`` is None).
     ``compare_runs``: another evaluation's folder (the default pipeline's, for the opt-in
@@ -181,13 +192,15 @@ def evaluate_dataset(dataset: Dataset, conditions: list[SystemSpec], paths: Inde
     tested with ``seed``."""
     result, conditions, overlaps, stored = experiment(
         dataset, conditions, paths, base, evaluate, out, variants, choices, resume,
-        compare_runs, supplied, citations, unmasked)
+        compare_runs, supplied, citations, unmasked, joined)
     cache_dir = resume[0] / dataset.collection if resume is not None else None
     earlier = (_seconds_before(cache_dir / "seconds", result.read_back, resume[1])
-               if resume is not None else 0.0)
+               if resume is not None and joined is None else 0.0)
     scores = {name: found for name, found in result.aggregate().items() if name not in stored}
+    seconds = result.seconds if joined is None else {  # the parts' ranking, not the reading
+        name: joined["seconds"].get(name, value) for name, value in result.seconds.items()}
     return {"scores": scores, "significance": result.significance,
-            "seconds": result.seconds, "read_back_from_an_interrupted_run": result.read_back,
+            "seconds": seconds, "read_back_from_an_interrupted_run": result.read_back,
             "seconds_in_earlier_runs": earlier,
             "reference": {c.name: c.reference for c in conditions},
             "families": compare_families(result.per_query, families or {}, seed),
@@ -216,6 +229,7 @@ class EvaluateInputs:
     documents: Path = layout.DOCUMENTS
     trec: tuple[Path, Path, Path] | None = None
     ltr_rule: Path = layout.LTR_RULE  # its declared families of comparisons
+    chunkings: Path = layout.CHUNKINGS  # the chunking variants (stage chunkings; else cut here)
     trec_kind: str = "description"
 
     def choices(self) -> Choices:
@@ -261,7 +275,7 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
     import pandas as pd
 
     paths = inputs.paths
-    variants = (VariantSource(inputs.documents, paths.chunks.parent, out / "chunkings")
+    variants = (VariantSource(inputs.documents, paths.chunks.parent, inputs.chunkings)
                 if inputs.documents.exists() else None)
     jobs = []
     for name in collections:
@@ -282,7 +296,7 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
         raise EvaluateError(f"none of the systems asked ranks the collections asked "
                             f"({', '.join(collections)})")
     read = [inputs.aila_dir, inputs.citations, inputs.choice, inputs.documents, paths.index_dir,
-            paths.dense_dir, paths.chunks, paths.metadata, paths.fact_index,
+            paths.dense_dir, paths.chunks, paths.metadata, paths.fact_index, inputs.chunkings,
             Path(params.retrieve.rerank_model).parent, layout.LTR, layout.JUDGMENT_SHEETS,
             inputs.ltr_rule,
             *([inputs.ft_choice, layout.DENSE_FT] if any(c.opt_in for c in systems) else [])]
@@ -292,15 +306,23 @@ def _corpus_jobs(params: Params, systems: list[SystemSpec], collections: list[st
 def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
                  collections: list[str], inputs: EvaluateInputs, out: Path,
                  resume: tuple[Path, str] | None = None,
-                 compare_runs: Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+                 compare_runs: Path | None = None, part: tuple[int, int] | None = None,
+                 parts: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
     """``systems`` (``asked``: named by the user) on ``collections`` (or on ``inputs.trec``):
     the scores and the notes (tests, timings, corpus copies) per collection, the runs under
     ``out``. ``resume``: the folder each system's run is kept in as it is ranked, and what
-    else keys it (a run on the same inputs, parameters and request reads them back)."""
+    else keys it (a run on the same inputs, parameters and request reads them back).
+    ``part`` (i, N): rank only part i's share of the queries, into ``layout.part(out, i, N)``
+    (the notes then hold each collection's earlier seconds only); ``parts`` N: score the runs
+    of N such parts instead of ranking (:mod:`countercase.evaluate.shares`)."""
+    where = layout.part(out, *part) if part else out
     if inputs.trec is not None:
-        jobs, choices, read = _trec_job(params, systems, asked, inputs, out)
+        jobs, choices, read = _trec_job(params, systems, asked, inputs, where)
     else:
-        jobs, choices, read = _corpus_jobs(params, systems, collections, inputs, out)
+        jobs, choices, read = _corpus_jobs(params, systems, collections, inputs, where)
+    datasets = [job[0] for job in jobs]
+    if part:
+        return {}, _rank_share(params, jobs, choices, read, inputs, out, resume, part)
     key = None
     if resume is not None:  # what every run depends on (a TREC index is rebuilt from docs)
         key = (resume[0], inputs_fingerprint(read, params.model_dump_json(), resume[1]))
@@ -312,7 +334,9 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
         result = evaluate_dataset(dataset, chosen, paths, params.retrieve, params.evaluate,
                                   out, doc_ids, variants, choices, key, compare_runs, supplied,
                                   None if inputs.trec else inputs.citations, unmasked,
-                                  families, params.seed)
+                                  families, params.seed,
+                                  shares.joined(out, parts, dataset, datasets)
+                                  if parts > 1 else None)
         scores[dataset.collection] = result.pop("scores")
         if "served" in scores[dataset.collection]:  # what served this collection's kind
             system = routed(BY_NAME["served"], dataset.task, params.retrieve, choices, supplied,
@@ -321,6 +345,32 @@ def run_evaluate(params: Params, systems: list[SystemSpec], asked: bool,
                 "system": system, "kind": dataset.kind, **scores[dataset.collection]["served"]}
         notes[dataset.collection] = result
     return scores, notes
+
+
+def _rank_share(params: Params, jobs: list, choices: Choices, read: list[Path],
+                inputs: EvaluateInputs, out: Path, resume: tuple[Path, str] | None,
+                part: tuple[int, int]) -> dict[str, Any]:
+    """Part ``part`` of the stage: its share of each collection's queries ranked by every
+    system, the runs kept for the join (:func:`countercase.evaluate.shares.write`)."""
+    share = shares.shares([job[0] for job in jobs], part[1])[part[0] - 1]
+    key = None
+    if resume is not None:
+        key = (resume[0], inputs_fingerprint(read, params.model_dump_json(), resume[1],
+                                             json.dumps(part)))
+    supplied = frozenset() if inputs.trec else CORPUS_SUPPLIES
+    notes = {}
+    for dataset, paths, _, variants, chosen, unmasked in jobs:
+        if dataset.collection not in share:
+            continue
+        subset = dataset.subset(share[dataset.collection], f"part{part[0]}of{part[1]}")
+        result, _, overlaps, _ = experiment(
+            subset, chosen, paths, params.retrieve, params.evaluate, None, variants, choices,
+            key, None, supplied, None if inputs.trec else inputs.citations, unmasked)
+        shares.write(out, part, subset, result.runs, result.seconds, overlaps)
+        cache_dir = key[0] / subset.collection if key is not None else None
+        notes[dataset.collection] = {"seconds_in_earlier_runs": _seconds_before(
+            cache_dir / "seconds", result.read_back, key[1]) if key is not None else 0.0}
+    return notes
 
 
 def inputs_fingerprint(paths: Iterable[Path], *texts: str) -> str:

@@ -1,5 +1,8 @@
 """Chunking variants for the ablation: the judgments cut again at another chunk size, with a BM25
-index of their own (BM25 only: another chunking would need another 25-minute embedding).
+index of their own (BM25 only: another chunking would need another 25-minute embedding). Stage
+``chunkings`` builds every variant a system of ``configs/systems.yaml`` names
+(:func:`build_all`) into :data:`countercase.layout.CHUNKINGS`, which evaluate, regress and search
+read.
 
 The extract stage's sections and metadata are reused, so a variant differs from the main chunk
 table in chunk size and overlap only. Built once under ``out/<size>_<overlap>/``.
@@ -20,6 +23,7 @@ from countercase.index.bm25 import build_bm25_index
 from countercase.index.run import chunk_records
 from countercase.ingest.run import read_documents
 from countercase.layout import IndexPaths
+from countercase.retrieve.registry import SYSTEMS
 
 log = logging.getLogger(__name__)
 
@@ -48,3 +52,12 @@ def chunk_variant(documents: Path, extract_dir: Path, size: int, overlap: int, o
     build_bm25_index(chunk_records(table), folder / "precedents_chunks")
     log.info("chunking %d/%d: %d chunks", size, overlap, len(table))
     return paths
+
+
+def build_all(documents: Path, extract_dir: Path, out: Path,
+              extract: ExtractParams = ExtractParams()) -> list[tuple[int, int]]:
+    """Every chunking a registered system names, built under ``out``; the chunkings, sorted."""
+    chunkings = sorted({spec.chunking for spec in SYSTEMS if spec.chunking is not None})
+    for size, overlap in chunkings:
+        chunk_variant(documents, extract_dir, size, overlap, out, extract)
+    return chunkings

@@ -60,7 +60,7 @@ STAGE_UNITS = {
     "leakage": "lucene", "perturb": "lucene",
     "validity_v2_rerun": "lucene", "regress_ft": "python",
     "holdings": "python", "targets": "python", "validity_v3": "lucene",
-    "results": "python",
+    "results": "python", "chunkings": "lucene",
 }
 _PART = re.compile(r"_part\d+$")  # a part stage (countercase.dag.stages) does its stage's work
 

@@ -5,7 +5,7 @@ best runs and the evaluate stage's per-query tables, or the copies the paper kee
 ``paper/inputs/`` where the pipeline has not run) and returns, per collection, the headline
 systems of :mod:`countercase.report.headline` (MAP with its 95 % bootstrap interval, P@10, RR,
 the Holm-corrected paired test against the served system, the smallest difference the queries
-detect) after the track's best run. ``countercase results`` writes it to :data:`RESULTS`; the
+detect) after the track's best run, and the per-query differences the paper draws. ``countercase results`` writes it to :data:`RESULTS`; the
 README's headline block and the paper's cells format that file: neither draws an interval or
 runs a test of its own.
 
@@ -43,6 +43,13 @@ COLLECTIONS: dict[str, tuple[str, str]] = {
     "aila2019-task2": ("statutes", "statutes for a case description: AILA 2019 Task 2")}
 
 
+# the per-query differences of AP the paper draws (its worked examples and per-query figure):
+# (system, baseline) per collection
+GAPS: dict[str, tuple[tuple[str, str], ...]] = {
+    "aila2019-task1": (("ltr", "bm25_docs"), ("full", "bm25_docs"), ("full", "dense"),
+                       ("full", "full_aila_tuned"))}
+
+
 class ResultsError(CountercaseError):
     """An output the results table needs is missing; the message names it."""
 
@@ -78,6 +85,7 @@ def collection(o: Outputs, name: str, seed: int, served: str) -> dict[str, Any]:
     evaluation = (o.metric("evaluation.json") or {}).get(name, {})
     return {"question": COLLECTIONS[name][1],
             "n_test_queries": evaluation.get("n_test_queries"),
+            "n_queries_scored": int(scores["qid"].nunique()),  # those with a judgment
             "without_copies": without_copies(
                 scores, sorted(evaluation.get("queries_with_a_corpus_copy") or {}),
                 [s for s in (served, "full") if s in set(scores["condition"])]),
@@ -86,7 +94,17 @@ def collection(o: Outputs, name: str, seed: int, served: str) -> dict[str, Any]:
             "track": ({"run": track["run"], **{m: track[m] for m in ("MAP", "P@10", "RR")}}
                       if track else None),
             "rows": [{key: _plain(value) for key, value in row.items()}
-                     for row in rows.to_dict("records")]}
+                     for row in rows.to_dict("records")],
+            "per_query_gaps": gaps(scores, GAPS.get(name, ()))}
+
+
+def gaps(scores: pd.DataFrame, pairs: tuple[tuple[str, str], ...]) -> dict[str, dict]:
+    """``"system - baseline"``: each query's AP of the system minus the baseline's, in query
+    order (pairs with a system the table lacks are left out)."""
+    wide = scores.pivot(index="qid", columns="condition", values="MAP")
+    return {f"{system} - {base}": {qid: round(float(gap), 6) for qid, gap in
+                                   (wide[system] - wide[base]).items()}
+            for system, base in pairs if system in wide and base in wide}
 
 
 def without_copies(scores: pd.DataFrame, copied: list[str],
