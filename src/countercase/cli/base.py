@@ -179,15 +179,27 @@ def require_folder(path: Optional[Path], what: str) -> None:
         raise UserError(f"{what} {path} is a file, not a folder")
 
 
-def parse_part(text: str) -> tuple[int, int]:
-    """``--part i/N`` (a part stage of a stage run in parts, countercase.dag.stages) as (i, N)."""
-    number, _, parts = text.partition("/")
+# a stage run in parts (countercase.dag.stages): each part does a share of the work, the stage
+# joins them
+PART_OPTION = typer.Option(None, help="i/N: do only part i of N of the work, into "
+                                      "OUT_parts/iofN (the stage's part stages).")
+PARTS_OPTION = typer.Option(1, min=1, max=16, help="Join the N parts (--part 1/N ... N/N) "
+                                                   "instead of doing the work.")
+
+
+def part_of(part: Optional[str], parts: int) -> tuple[int, int] | None:
+    """``--part i/N`` as (i, N) (None without it), refused beside ``--parts``."""
+    if part is None:
+        return None
+    number, _, count = part.partition("/")
     try:
-        i, n = int(number), int(parts)
+        i, n = int(number), int(count)
     except ValueError:
         i, n = 0, 0
     if not 1 <= i <= n <= 16:
-        raise UserError(f"--part {text!r}: give i/N with 1 <= i <= N <= 16, e.g. 2/3")
+        raise UserError(f"--part {part!r}: give i/N with 1 <= i <= N <= 16, e.g. 2/3")
+    if parts > 1:
+        raise UserError("give --part or --parts, not both")
     return i, n
 
 

@@ -11,9 +11,9 @@ from typing import Optional
 import typer
 
 from countercase import layout
-from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, TARGETS_OPTION, TIMING_OPTION,
-                                  CaseFiles, UserError, app, case_files, index_paths, parse_part,
-                                  require, write_json)
+from countercase.cli.base import (CITATIONS_OPTION, PARAMS_OPTION, PART_OPTION, PARTS_OPTION,
+                                  TARGETS_OPTION, TIMING_OPTION, CaseFiles, UserError, app,
+                                  case_files, index_paths, part_of, require, write_json)
 from countercase.config import load_params
 from countercase.confirm.prereg import PreregistrationError
 from countercase.confirm.run import Inputs as V2Inputs, run_validity_v2
@@ -43,20 +43,15 @@ def validity_v3(
     prereg: Path = typer.Option(layout.VALIDITY_V3, help="The preregistration."),
     pilot: int = typer.Option(0, min=0, help="Run on this many tuning cases with targets "
                               "instead, without the guard (the pilot: code, time, sample size)."),
-    part: Optional[str] = typer.Option(
-        None, help="i/N: search only part i of N of the cases, into OUT_parts/iofN (the stage's "
-                   "part stages)."),
-    parts: int = typer.Option(1, min=1, max=16, help="Analyse the rows of N parts (--part 1/N "
-                                                     "... N/N) instead of searching."),
+    part: Optional[str] = PART_OPTION,
+    parts: int = PARTS_OPTION,
     metrics: Optional[Path] = typer.Option(None, help="Write the summary here too (JSON)."),
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """The confirmatory test of directional sensitivity (docs/preregistration/validity_v3.md),
     refused unless the preregistration is final, committed before this commit and unchanged."""
-    share = parse_part(part) if part else None
-    if share and parts > 1:
-        raise UserError("give --part or --parts, not both")
+    share = part_of(part, parts)
     # every choice adopted: the trees' system as the perturb stage has it (the learned one
     # when ltr is served) and its fact weight
     params = searching(load_params(params_path), None)

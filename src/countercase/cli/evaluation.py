@@ -17,9 +17,10 @@ from rich.table import Table
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
-                                  TIMING_OPTION, VARIANT_DOCUMENTS_OPTION, UserError, app,
-                                  index_paths, metrics_option, parse_part, require,
-                                  require_folder, writable, write_json)
+                                  PART_OPTION, PARTS_OPTION, TIMING_OPTION,
+                                  VARIANT_DOCUMENTS_OPTION, UserError, app, index_paths,
+                                  metrics_option, part_of, require, require_folder, writable,
+                                  write_json)
 from countercase.config import load_params
 from countercase.datasets import AILA_COLLECTIONS
 from countercase.datasets.limits import KINDS
@@ -113,19 +114,14 @@ def evaluate(
     compare_runs: Optional[Path] = typer.Option(
         None, help="Another evaluation's runs (the default pipeline's, for --opt-in): its "
                    "reference runs are read back and tested against, not ranked again."),
-    part: Optional[str] = typer.Option(
-        None, help="i/N: rank only part i of N of the queries (of every collection, in order), "
-                   "into OUT_parts/iofN (the stage's part stages)."),
-    parts: int = typer.Option(1, min=1, max=16, help="Score the runs of N parts (--part 1/N "
-                                                     "... N/N) instead of ranking."),
+    part: Optional[str] = PART_OPTION,
+    parts: int = PARTS_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Score every system on the AILA 2019 test queries and the citation collection's
     held-out half (or a TREC collection), with significance tests."""
     started = time.perf_counter()
-    share = parse_part(part) if part else None
-    if share and parts > 1:
-        raise UserError("give --part or --parts, not both")
+    share = part_of(part, parts)
     for path, what in ((metrics, "metrics file"), (summary, "summary file"),
                        (timing, "timing file")):
         writable(path, what)

@@ -12,8 +12,9 @@ import typer
 
 from countercase import layout
 from countercase.cli.base import (AILA_OPTION, CHOICE_OPTION, CITATIONS_OPTION, PARAMS_OPTION,
-                                  TIMING_OPTION, UserError, app, index_paths, metrics_option,
-                                  parse_part, require, require_each, require_folder, write_json)
+                                  PART_OPTION, PARTS_OPTION, TIMING_OPTION, UserError, app,
+                                  index_paths, metrics_option, part_of, require, require_each,
+                                  require_folder, write_json)
 from countercase.config import load_params, write_choice
 from countercase.datasets import load
 from countercase.datasets.aila import read_queries
@@ -93,20 +94,15 @@ def embed(
     encoder: Optional[Path] = typer.Option(
         None, help="A sentence-transformers folder to embed with instead of index.encoder (the "
                    "fine-tuned encoder, stage train_biencoder); its embeddings are never reused."),
-    part: Optional[str] = typer.Option(
-        None, help="i/N: embed only part i of N of the precedents' chunks, into OUT_parts/iofN "
-                   "(the stage's part stages)."),
-    parts: int = typer.Option(1, min=1, max=16, help="Join the precedents from N parts (--part "
-                                                     "1/N ... N/N) instead of embedding them."),
+    part: Optional[str] = PART_OPTION,
+    parts: int = PARTS_OPTION,
     timing: Optional[Path] = TIMING_OPTION,
     params_path: Path = PARAMS_OPTION,
 ) -> None:
     """Dense embeddings of both tasks' chunks (reused when the texts are unchanged)."""
     require(chunks, "chunks file")
     require(statute_chunks, "statute chunk table (stage `index`)")
-    share = parse_part(part) if part else None
-    if share and parts > 1:
-        raise UserError("give --part or --parts, not both")
+    share = part_of(part, parts)
     loaded = load_params(params_path)
     params = loaded.index
     target = layout.part(out, *share) if share else out
