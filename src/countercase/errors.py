@@ -12,3 +12,8 @@ from __future__ import annotations
 
 class CountercaseError(Exception):
     """An error caused by the input or the state of the artefacts, not by a bug."""
+
+
+class PartMissing(CountercaseError, ValueError):
+    """A stage run in parts (countercase.dag.stages) found one of its parts missing or made of
+    other input: the message names the part and the command that makes it."""

@@ -33,9 +33,9 @@ from countercase.confirm.pairs import GRANULARITY, candidates, successors
 from countercase.confirm.prereg import read_settings, recorded_hash, verify
 from countercase.confirm.rankers import RANKED, Rankers, open_rankers
 from countercase.datasets.citations import read_citations
-from countercase.errors import CountercaseError
 from countercase.datasets.ids import natural_key
 from countercase.datasets.limits import Limit
+from countercase.errors import PartMissing
 from countercase.extract.years import read_years
 from countercase.factsheet.store import read_sheets
 from countercase.index.bm25 import Bm25Searcher
@@ -274,10 +274,6 @@ def _search(params: Params, inputs: Inputs, cases: list[QueryCase], targets: dic
     return rows, left
 
 
-class PartMissing(CountercaseError, ValueError):
-    """A part of the stage is missing or holds other cases: it names the part to run."""
-
-
 def _share(cases: list[QueryCase], part: tuple[int, int]) -> list[QueryCase]:
     i, n = part
     return cases[(i - 1) * len(cases) // n:i * len(cases) // n]
@@ -356,7 +352,8 @@ def run_validity_v3(params: Params, inputs: Inputs, out: Path, root: Path = Path
         **({"pilot": f"{pilot} tuning cases with targets: exploratory"} if pilot else
            {"preregistration_sha256": prereg.sha256, "preregistration_commit": prereg.commit,
             "cases_sha256": prereg.cases_sha256}),
-        "primary": PRIMARY, "trees_search": params.perturb.learned or params.perturb.system, "settings": settings,
+        "primary": PRIMARY, "trees_search": params.perturb.learned or params.perturb.system,
+        "settings": settings,
         "n_cases": n_cases,
         "power": round(power(n_cases, settings["effect"], settings["alpha"]), 4),
         "by_ranker": analysed["whole"], "by_ranker_heldout_targets": analysed["heldout"],

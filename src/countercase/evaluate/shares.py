@@ -14,11 +14,7 @@ from typing import Any
 
 from countercase import layout
 from countercase.datasets import Dataset
-from countercase.errors import CountercaseError
-
-
-class PartMissing(CountercaseError, ValueError):
-    """A part is missing or holds other queries: it names the part to run."""
+from countercase.errors import PartMissing
 
 
 def shares(datasets: list[Dataset], parts: int) -> list[dict[str, tuple[str, ...]]]:

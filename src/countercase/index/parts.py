@@ -16,16 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from countercase import layout
-from countercase.errors import CountercaseError
+from countercase.errors import PartMissing
 from countercase.index.dense import (EMBEDDINGS_FILE, read_meta, store_embeddings,
                                      stored_is_current, texts_sha256)
 from countercase.runtime.models import canonical_name
 
 log = logging.getLogger(__name__)
-
-
-class PartError(CountercaseError, ValueError):
-    """A part is missing, of other texts or of another encoder: it names the part to run."""
 
 
 def share(count: int, batch_size: int, number: int, parts: int) -> tuple[int, int]:
@@ -49,7 +45,7 @@ def join_int8(out: Path, parts: int) -> None:
     folders = [layout.part(out, i, parts) / "int8" for i in range(1, parts + 1)]
     digests = {_digest(folder) for folder in folders}
     if len(digests) != 1:
-        raise PartError(f"the parts of {out} made different int8 models: run them again")
+        raise PartMissing(f"the parts of {out} made different int8 models: run them again")
     if (out / "int8").is_dir() and _digest(out / "int8") in digests:
         return
     shutil.rmtree(out / "int8", ignore_errors=True)
@@ -78,7 +74,7 @@ def join(ids: Sequence[str], texts: Sequence[str], out_dir: Path, task: str, par
                                            meta.get("max_seq_length"), meta.get("batch_size"),
                                            meta.get("texts_sha256"))
         if found != asked:
-            raise PartError(f"part {i} of {parts} ({folder}) does not hold texts "
+            raise PartMissing(f"part {i} of {parts} ({folder}) does not hold texts "
                             f"{begin}..{end} of {task} embedded as asked: run "
                             f"`countercase embed --part {i}/{parts}` first")
         rows.append(np.load(folder / EMBEDDINGS_FILE))
